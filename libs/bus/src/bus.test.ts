@@ -1,0 +1,234 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { headers as natsHeaders } from '@nats-io/nats-core';
+import { contracts, type StoredItem } from '@askbus/contracts';
+import { Bus } from './bus';
+import { BusError } from './errors';
+import { H } from './headers';
+import { testBus, testNats } from './testing';
+import { parseTraceparent } from './trace';
+
+const item = (n: number): StoredItem => ({
+  url: `https://example.test/${n}`,
+  name: `Item ${n}`,
+  site: 'test',
+  '@type': 'Thing',
+  schema_object: { '@type': 'Thing', name: `Item ${n}` },
+});
+
+let nats: Awaited<ReturnType<typeof testNats>>;
+let server: Bus;
+let server2: Bus;
+let client: Bus;
+const seen: { traceparent: string; queryId: string; deadline: number | undefined }[] = [];
+const delays = new Map<string, number>();
+
+beforeAll(async () => {
+  nats = await testNats();
+  server = await testBus(nats.url, 'svc', { heartbeatMs: 100 });
+  server2 = await testBus(nats.url, 'svc', { heartbeatMs: 100 });
+  client = await testBus(nats.url, 'client', { inactivityMs: 1_000 });
+  for (const bus of [server, server2]) {
+    bus.serve(contracts.sites, async (_req, ctx) => {
+      seen.push({ traceparent: ctx.traceparent, queryId: ctx.queryId, deadline: ctx.deadline });
+      return { sites: [{ name: bus === server ? 'one' : 'two', itemCount: 1, types: ['Thing'] }] };
+    });
+    bus.serveStream(contracts.score, async function* (req, ctx) {
+      const delay = delays.get(req.query) ?? 0;
+      for (const it of req.items) {
+        if (delay) {
+          await new Promise<void>((resolve) => {
+            const t = setTimeout(resolve, delay);
+            ctx.signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+          });
+        }
+        if (ctx.signal.aborted) return;
+        if (req.query === 'fail') throw new BusError('unavailable', 'model is down');
+        if (req.query === 'bad chunk') yield { url: it.url, score: 500, description: 'x' };
+        yield { url: it.url, score: 50, description: `scored for ${req.query}` };
+      }
+    });
+  }
+  await Promise.all([server.nc.flush(), server2.nc.flush()]);
+});
+
+afterAll(async () => {
+  await Promise.all([client.drain(), server.drain(), server2.drain()]);
+  await nats.stop();
+});
+
+describe('unary request', () => {
+  it('round-trips a typed request and carries query id, deadline and a child traceparent', async () => {
+    const parent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const reply = await client.request(contracts.sites, {}, { queryId: 'q1', traceparent: parent, timeoutMs: 5_000 });
+    expect(reply.sites[0]?.itemCount).toBe(1);
+    const last = seen.at(-1)!;
+    expect(last.queryId).toBe('q1');
+    expect(last.deadline).toBeGreaterThan(Date.now());
+    const tp = parseTraceparent(last.traceparent)!;
+    expect(tp.traceId).toBe('0af7651916cd43dd8448eb211c80319c');
+    expect(tp.spanId).not.toBe('b7ad6b7169203331');
+  });
+
+  it('spreads requests over the queue group', async () => {
+    const names = new Set<string>();
+    for (let i = 0; i < 40; i++) names.add((await client.request(contracts.sites, {})).sites[0]!.name);
+    expect([...names].sort()).toEqual(['one', 'two']);
+  });
+
+  it('refuses an invalid request before sending it', async () => {
+    await expect(client.request(contracts.search, { query: '', site: [] } as never)).rejects.toMatchObject({
+      code: 'bad_request',
+    });
+  });
+
+  it('answers a malformed request with a bad_request error reply', async () => {
+    const reply = await client.nc.request(contracts.sites.subject, new TextEncoder().encode('{not json'));
+    expect(reply.headers?.get(H.error)).toBe('bad_request');
+    expect(BusError.fromBody(reply.data).message).toMatch(/not JSON/);
+  });
+
+  it('reports no_responders for a subject nobody serves', async () => {
+    await expect(client.request(contracts.upsert, { site: 'x', items: [] })).rejects.toMatchObject({
+      code: 'no_responders',
+    });
+  });
+});
+
+describe('stream', () => {
+  it('delivers every chunk in order, then ends', async () => {
+    const out = [];
+    for await (const c of client.stream(contracts.score, { query: 'q', items: [item(1), item(2), item(3)] })) {
+      out.push(c.url);
+    }
+    expect(out).toEqual([item(1).url, item(2).url, item(3).url]);
+  });
+
+  it('keeps a slow stream alive with heartbeats past the inactivity limit', async () => {
+    delays.set('slow', 1_300);
+    const out = [];
+    for await (const c of client.stream(contracts.score, { query: 'slow', items: [item(1)] }, { inactivityMs: 500 })) {
+      out.push(c);
+    }
+    expect(out).toHaveLength(1);
+  });
+
+  it('fails with timeout when a stream goes silent', async () => {
+    // Raw server that answers once and then says nothing, not even heartbeats.
+    const sub = server.nc.subscribe('rank.v1.silent', {
+      callback: (_e, msg) => {
+        const h = natsHeaders();
+        h.set(H.seq, '0');
+        msg.respond(new TextEncoder().encode(JSON.stringify({ url: 'u', score: 1, description: 'd' })), { headers: h });
+      },
+    });
+    await server.nc.flush();
+    const silent = { ...contracts.score, subject: 'rank.v1.silent' };
+    const got: unknown[] = [];
+    await expect(
+      (async () => {
+        for await (const c of client.stream(silent, { query: 'q', items: [item(1)] }, { inactivityMs: 300 })) got.push(c);
+      })(),
+    ).rejects.toMatchObject({ code: 'timeout' });
+    expect(got).toHaveLength(1);
+    sub.unsubscribe();
+  });
+
+  it('reports a gap in the sequence', async () => {
+    const sub = server.nc.subscribe('rank.v1.gappy', {
+      callback: (_e, msg) => {
+        const h = natsHeaders();
+        h.set(H.seq, '1');
+        msg.respond(new TextEncoder().encode('{}'), { headers: h });
+      },
+    });
+    await server.nc.flush();
+    const gappy = { ...contracts.score, subject: 'rank.v1.gappy' };
+    await expect(
+      (async () => {
+        for await (const _ of client.stream(gappy, { query: 'q', items: [item(1)] })) void _;
+      })(),
+    ).rejects.toMatchObject({ code: 'stream_gap' });
+    sub.unsubscribe();
+  });
+
+  it('carries a handler error with its code to the caller', async () => {
+    await expect(
+      (async () => {
+        for await (const _ of client.stream(contracts.score, { query: 'fail', items: [item(1)] })) void _;
+      })(),
+    ).rejects.toMatchObject({ code: 'unavailable', message: 'model is down' });
+  });
+
+  it('turns an invalid chunk into an internal error instead of sending it', async () => {
+    await expect(
+      (async () => {
+        for await (const _ of client.stream(contracts.score, { query: 'bad chunk', items: [item(1)] })) void _;
+      })(),
+    ).rejects.toMatchObject({ code: 'internal' });
+  });
+
+  it('cancels every call of a query through the cancel subject', async () => {
+    delays.set('cancel me', 5_000);
+    const before = server.stats.cancelled + server2.stats.cancelled;
+    const run = (async () => {
+      for await (const _ of client.stream(contracts.score, { query: 'cancel me', items: [item(1)] }, { queryId: 'qc' })) void _;
+    })();
+    await new Promise((r) => setTimeout(r, 200));
+    const other = await testBus(nats.url, 'other');
+    other.cancel('qc');
+    await expect(run).rejects.toMatchObject({ code: 'cancelled' });
+    expect(server.stats.cancelled + server2.stats.cancelled).toBe(before + 1);
+    await other.drain();
+  });
+
+  it('stops the server when the consumer aborts its own call', async () => {
+    delays.set('abort me', 5_000);
+    const before = server.stats.cancelled + server2.stats.cancelled;
+    const ac = new AbortController();
+    const run = (async () => {
+      for await (const _ of client.stream(contracts.score, { query: 'abort me', items: [item(1)] }, { signal: ac.signal })) void _;
+    })();
+    setTimeout(() => ac.abort(), 200);
+    await expect(run).rejects.toMatchObject({ code: 'cancelled' });
+    await waitFor(() => server.stats.cancelled + server2.stats.cancelled === before + 1);
+  });
+
+  it('honours the deadline at both ends', async () => {
+    delays.set('late', 3_000);
+    const t0 = Date.now();
+    await expect(
+      (async () => {
+        for await (const _ of client.stream(contracts.score, { query: 'late', items: [item(1)] }, { timeoutMs: 300 })) void _;
+      })(),
+    ).rejects.toMatchObject({ code: 'deadline_exceeded' });
+    expect(Date.now() - t0).toBeLessThan(2_000);
+  });
+});
+
+describe('drain', () => {
+  it('finishes work in flight before closing', async () => {
+    const bus = await testBus(nats.url, 'drainer');
+    bus.serve(
+      { ...contracts.sites, subject: 'retrieve.v1.sites.drain' },
+      async () => {
+        await new Promise((r) => setTimeout(r, 300));
+        return { sites: [] };
+      },
+    );
+    await bus.nc.flush();
+    const pending = client.request({ ...contracts.sites, subject: 'retrieve.v1.sites.drain' }, {});
+    await new Promise((r) => setTimeout(r, 50));
+    await bus.drain();
+    await expect(pending).resolves.toEqual({ sites: [] });
+    expect(bus.nc.isClosed()).toBe(true);
+  });
+});
+
+async function waitFor(cond: () => boolean, ms = 3_000): Promise<void> {
+  const t0 = Date.now();
+  while (!cond()) {
+    if (Date.now() - t0 > ms) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+

@@ -1,0 +1,427 @@
+import { randomUUID } from 'node:crypto';
+import { createInbox, headers as natsHeaders } from '@nats-io/nats-core';
+import type { Msg, MsgHdrs, NatsConnection, Subscription } from '@nats-io/nats-core';
+import { CANCEL_PREFIX, cancelSubject } from '@askbus/contracts';
+import type { StreamContract, UnaryContract } from '@askbus/contracts';
+import type { z } from 'zod';
+import { decodeWith, encodeJson } from './codec';
+import { BusError } from './errors';
+import { H } from './headers';
+import { childTraceparent, newTraceparent } from './trace';
+
+/** How a call is made: which query it belongs to, how long it may take, how to stop it. */
+export interface CallOptions {
+  queryId?: string;
+  /** Relative limit for this call; the smaller of it and `deadline` wins. */
+  timeoutMs?: number;
+  /** Absolute deadline (epoch ms), usually inherited from the caller's caller. */
+  deadline?: number;
+  signal?: AbortSignal;
+  traceparent?: string;
+  /** A stream with no chunk and no heartbeat for this long fails with `timeout`. */
+  inactivityMs?: number;
+}
+
+/** What a handler knows about the call it serves. */
+export interface HandlerContext {
+  queryId: string;
+  callId: string;
+  /** Aborted by `ask.v1.cancel.<queryId>[.<callId>]`, by the deadline, or by drain. */
+  signal: AbortSignal;
+  deadline: number | undefined;
+  traceparent: string;
+  /** Options for calls this handler makes onward: same query, deadline, signal and trace. */
+  onward(extra?: Omit<CallOptions, 'queryId'>): CallOptions;
+}
+
+export interface BusOptions {
+  /** The service name; it is the default queue group. */
+  service: string;
+  /** Heartbeat interval of streams this bus serves. */
+  heartbeatMs?: number;
+  /** Default inactivity limit of streams this bus consumes. */
+  inactivityMs?: number;
+  /** Default time limit of calls without one. */
+  defaultTimeoutMs?: number;
+  log?: (level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+}
+
+export interface ServeOptions {
+  /** Queue group; defaults to the service name. */
+  queue?: string;
+  /** This handler's own limit; the caller's deadline still applies when smaller. */
+  timeoutMs?: number;
+}
+
+/** Counters a test or a metrics endpoint can read. */
+export interface BusStats {
+  served: number;
+  failed: number;
+  cancelled: number;
+  inFlight: number;
+}
+
+type UnaryHandler<C extends UnaryContract<z.ZodType, z.ZodType>> = (
+  req: z.infer<C['request']>,
+  ctx: HandlerContext,
+) => Promise<z.input<C['reply']>>;
+type StreamHandler<C extends StreamContract<z.ZodType, z.ZodType>> = (
+  req: z.infer<C['request']>,
+  ctx: HandlerContext,
+) => AsyncIterable<z.input<C['chunk']>>;
+
+/** Typed request, stream and serve over one NATS connection, as libs/contracts declares them. */
+export class Bus {
+  readonly stats: BusStats = { served: 0, failed: 0, cancelled: 0, inFlight: 0 };
+  private readonly controllers = new Map<string, Map<string, AbortController>>();
+  private readonly serving: Subscription[] = [];
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly cancelSub: Subscription;
+  private readonly heartbeatMs: number;
+  private readonly inactivityMs: number;
+  private readonly defaultTimeoutMs: number;
+  private closing = false;
+
+  constructor(
+    readonly nc: NatsConnection,
+    private readonly opts: BusOptions,
+  ) {
+    this.heartbeatMs = opts.heartbeatMs ?? 2_000;
+    this.inactivityMs = opts.inactivityMs ?? 15_000;
+    this.defaultTimeoutMs = opts.defaultTimeoutMs ?? 60_000;
+    // Every process hears every cancel (no queue group) and aborts what it runs for that query.
+    this.cancelSub = nc.subscribe(`${CANCEL_PREFIX}.>`, {
+      callback: (_err, msg) => this.onCancel(msg.subject),
+    });
+  }
+
+  get service(): string {
+    return this.opts.service;
+  }
+
+  /** Cancels everything in flight for a query in every service, or one call of it. */
+  cancel(queryId: string, callId?: string): void {
+    if (this.nc.isClosed()) return;
+    this.nc.publish(cancelSubject(queryId, callId));
+  }
+
+  // ---------------------------------------------------------------- client side
+
+  async request<C extends UnaryContract<z.ZodType, z.ZodType>>(
+    contract: C,
+    req: z.input<C['request']>,
+    opts: CallOptions = {},
+  ): Promise<z.infer<C['reply']>> {
+    const call = this.prepareCall(contract.request, req, opts);
+    const inbox = createInbox();
+    const sub = this.nc.subscribe(inbox, { max: 1 });
+    const cleanup = (): void => sub.unsubscribe();
+    try {
+      this.nc.publish(contract.subject, call.payload, { reply: inbox, headers: call.headers });
+      const msg = await this.nextMessage(sub[Symbol.asyncIterator](), call, call.remainingMs());
+      if (isNoResponders(msg)) throw new BusError('no_responders', `no service answers ${contract.subject}`);
+      const code = msg.headers?.get(H.error);
+      if (code) throw BusError.fromBody(msg.data);
+      return decodeWith(contract.reply, msg.data, 'internal', `reply of ${contract.subject}`) as z.infer<C['reply']>;
+    } catch (err) {
+      const e = BusError.from(err);
+      if (e.code === 'cancelled' || e.code === 'timeout' || e.code === 'deadline_exceeded') {
+        this.cancel(call.queryId, call.callId);
+      }
+      throw e;
+    } finally {
+      cleanup();
+      call.dispose();
+    }
+  }
+
+  /** A stream of chunks; breaking out of the loop cancels the call at the server. */
+  async *stream<C extends StreamContract<z.ZodType, z.ZodType>>(
+    contract: C,
+    req: z.input<C['request']>,
+    opts: CallOptions = {},
+  ): AsyncGenerator<z.infer<C['chunk']>, void, undefined> {
+    const call = this.prepareCall(contract.request, req, opts);
+    const inbox = createInbox();
+    const sub = this.nc.subscribe(inbox);
+    const messages = sub[Symbol.asyncIterator]();
+    const inactivity = opts.inactivityMs ?? this.inactivityMs;
+    let expected = 0;
+    let finished = false;
+    try {
+      this.nc.publish(contract.subject, call.payload, { reply: inbox, headers: call.headers });
+      for (;;) {
+        const msg = await this.nextMessage(messages, call, Math.min(inactivity, call.remainingMs()), () =>
+          call.remainingMs() <= 0
+            ? new BusError('deadline_exceeded', `${contract.subject} passed its deadline`)
+            : new BusError('timeout', `${contract.subject} sent nothing for ${inactivity} ms`),
+        );
+        if (isNoResponders(msg)) {
+          finished = true;
+          throw new BusError('no_responders', `no service answers ${contract.subject}`);
+        }
+        const hdr = msg.headers;
+        if (hdr?.get(H.heartbeat)) continue;
+        const seq = Number(hdr?.get(H.seq));
+        if (seq !== expected) {
+          throw new BusError('stream_gap', `${contract.subject}: chunk ${seq} arrived, ${expected} expected`);
+        }
+        expected++;
+        const end = hdr?.get(H.end);
+        if (end) {
+          finished = true;
+          if (end === 'done') return;
+          if (end === 'cancelled') throw new BusError('cancelled', `${contract.subject} was cancelled`);
+          throw BusError.fromBody(msg.data);
+        }
+        yield decodeWith(contract.chunk, msg.data, 'internal', `chunk of ${contract.subject}`) as z.infer<C['chunk']>;
+      }
+    } catch (err) {
+      throw BusError.from(err);
+    } finally {
+      sub.unsubscribe();
+      call.dispose();
+      // Stopped before the end marker (consumer broke off, timeout, abort): stop the server too.
+      if (!finished) this.cancel(call.queryId, call.callId);
+    }
+  }
+
+  private prepareCall(schema: z.ZodType, req: unknown, opts: CallOptions) {
+    const parsed = schema.safeParse(req);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new BusError('bad_request', `request is invalid at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
+    }
+    if (opts.signal?.aborted) throw new BusError('cancelled', 'cancelled before it was sent');
+    const queryId = opts.queryId ?? randomUUID();
+    const callId = randomUUID().replaceAll('-', '');
+    const deadline = Math.min(
+      opts.deadline ?? Infinity,
+      Date.now() + (opts.timeoutMs ?? this.defaultTimeoutMs),
+    );
+    const h = natsHeaders();
+    h.set(H.queryId, queryId);
+    h.set(H.callId, callId);
+    h.set(H.deadline, String(deadline));
+    h.set(H.traceparent, opts.traceparent ? childTraceparent(opts.traceparent) : newTraceparent());
+    return {
+      queryId,
+      callId,
+      headers: h,
+      payload: encodeJson(parsed.data),
+      signal: opts.signal,
+      remainingMs: () => deadline - Date.now(),
+      dispose: () => undefined,
+    };
+  }
+
+  /** The next message of a subscription, or a BusError on abort or when `waitMs` runs out. */
+  private async nextMessage(
+    iterator: AsyncIterator<Msg>,
+    call: { signal: AbortSignal | undefined; remainingMs: () => number },
+    waitMs: number,
+    onTimeout: () => BusError = () => new BusError('deadline_exceeded', 'no reply before the deadline'),
+  ): Promise<Msg> {
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    try {
+      const result = await Promise.race([
+        iterator.next(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(onTimeout()), Math.max(0, waitMs));
+          if (call.signal) {
+            onAbort = () => reject(new BusError('cancelled', 'cancelled by the caller'));
+            if (call.signal.aborted) onAbort();
+            else call.signal.addEventListener('abort', onAbort, { once: true });
+          }
+        }),
+      ]);
+      if (result.done) throw new BusError('unavailable', 'the connection closed');
+      return result.value;
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) call.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  // ---------------------------------------------------------------- server side
+
+  serve<C extends UnaryContract<z.ZodType, z.ZodType>>(
+    contract: C,
+    handler: UnaryHandler<C>,
+    opts: ServeOptions = {},
+  ): Subscription {
+    return this.subscribe(contract.subject, opts, async (msg) => {
+      const reply = (data: Uint8Array, h?: MsgHdrs) => msg.reply && this.nc.publish(msg.reply, data, { headers: h });
+      await this.runHandler(msg, opts, contract.request, async (req, ctx) => {
+        const out = await handler(req as z.infer<C['request']>, ctx);
+        const parsed = contract.reply.safeParse(out);
+        if (!parsed.success) {
+          throw new BusError('internal', `${contract.subject} produced an invalid reply: ${parsed.error.issues[0]?.message}`);
+        }
+        reply(encodeJson(parsed.data));
+      }, (err) => {
+        const h = natsHeaders();
+        h.set(H.error, err.code);
+        reply(encodeJson(err.toBody()), h);
+      });
+    });
+  }
+
+  serveStream<C extends StreamContract<z.ZodType, z.ZodType>>(
+    contract: C,
+    handler: StreamHandler<C>,
+    opts: ServeOptions = {},
+  ): Subscription {
+    return this.subscribe(contract.subject, opts, async (msg) => {
+      let seq = 0;
+      let lastSent = Date.now();
+      const send = (data: Uint8Array, extra?: (h: MsgHdrs) => void) => {
+        if (!msg.reply || this.nc.isClosed()) return;
+        const h = natsHeaders();
+        h.set(H.seq, String(seq++));
+        extra?.(h);
+        this.nc.publish(msg.reply, data, { headers: h });
+        lastSent = Date.now();
+      };
+      const heartbeat = setInterval(() => {
+        if (!msg.reply || this.nc.isClosed() || Date.now() - lastSent < this.heartbeatMs) return;
+        const h = natsHeaders();
+        h.set(H.heartbeat, '1');
+        this.nc.publish(msg.reply, new Uint8Array(), { headers: h });
+        lastSent = Date.now();
+      }, Math.max(50, Math.floor(this.heartbeatMs / 2)));
+      try {
+        await this.runHandler(msg, opts, contract.request, async (req, ctx) => {
+          for await (const chunk of handler(req as z.infer<C['request']>, ctx)) {
+            if (ctx.signal.aborted) break;
+            const parsed = contract.chunk.safeParse(chunk);
+            if (!parsed.success) {
+              throw new BusError('internal', `${contract.subject} produced an invalid chunk: ${parsed.error.issues[0]?.message}`);
+            }
+            send(encodeJson(parsed.data));
+          }
+          if (ctx.signal.aborted) throw new BusError('cancelled', 'cancelled');
+          send(new Uint8Array(), (h) => h.set(H.end, 'done'));
+        }, (err) => {
+          if (err.code === 'cancelled') send(new Uint8Array(), (h) => h.set(H.end, 'cancelled'));
+          else send(encodeJson(err.toBody()), (h) => h.set(H.end, 'error'));
+        });
+      } finally {
+        clearInterval(heartbeat);
+      }
+    });
+  }
+
+  private subscribe(subject: string, opts: ServeOptions, onMsg: (msg: Msg) => Promise<void>): Subscription {
+    const sub = this.nc.subscribe(subject, {
+      queue: opts.queue ?? this.opts.service,
+      callback: (_err, msg) => {
+        if (this.closing) return;
+        const p = onMsg(msg).catch((err) => this.opts.log?.('error', 'handler crashed', { subject, err: String(err) }));
+        this.inFlight.add(p);
+        void p.finally(() => this.inFlight.delete(p));
+      },
+    });
+    this.serving.push(sub);
+    return sub;
+  }
+
+  /** Parses the request, sets up cancellation and deadline, runs `work`, turns failures into `fail`. */
+  private async runHandler<S extends z.ZodType>(
+    msg: Msg,
+    opts: ServeOptions,
+    schema: S,
+    work: (req: z.infer<S>, ctx: HandlerContext) => Promise<void>,
+    fail: (err: BusError) => void,
+  ): Promise<void> {
+    const queryId = msg.headers?.get(H.queryId) || randomUUID();
+    const callId = msg.headers?.get(H.callId) || randomUUID().replaceAll('-', '');
+    const callerDeadline = Number(msg.headers?.get(H.deadline)) || Infinity;
+    const ownDeadline = opts.timeoutMs ? Date.now() + opts.timeoutMs : Infinity;
+    const deadlineAt = Math.min(callerDeadline, ownDeadline);
+    const traceparent = msg.headers?.get(H.traceparent) || newTraceparent();
+    const controller = new AbortController();
+    const timer =
+      deadlineAt === Infinity
+        ? undefined
+        : setTimeout(
+            () => controller.abort(new BusError('deadline_exceeded', 'deadline passed')),
+            Math.max(0, deadlineAt - Date.now()),
+          );
+    this.register(queryId, callId, controller);
+    this.stats.inFlight++;
+    const deadline = deadlineAt === Infinity ? undefined : deadlineAt;
+    const ctx: HandlerContext = {
+      queryId,
+      callId,
+      signal: controller.signal,
+      deadline,
+      traceparent,
+      onward: (extra = {}) => ({ queryId, deadline, signal: controller.signal, traceparent, ...extra }),
+    };
+    try {
+      const req = decodeWith(schema, msg.data, 'bad_request', `request to ${msg.subject}`);
+      await work(req, ctx);
+      this.stats.served++;
+    } catch (err) {
+      let e = BusError.from(err);
+      if (controller.signal.aborted) {
+        const reason: unknown = controller.signal.reason;
+        e = reason instanceof BusError ? reason : new BusError('cancelled', 'cancelled');
+      }
+      if (e.code === 'cancelled') this.stats.cancelled++;
+      else {
+        this.stats.failed++;
+        if (e.code === 'internal') this.opts.log?.('error', e.message, { subject: msg.subject, queryId });
+      }
+      fail(e);
+    } finally {
+      clearTimeout(timer);
+      this.stats.inFlight--;
+      this.unregister(queryId, callId);
+    }
+  }
+
+  private register(queryId: string, callId: string, c: AbortController): void {
+    let calls = this.controllers.get(queryId);
+    if (!calls) this.controllers.set(queryId, (calls = new Map()));
+    calls.set(callId, c);
+  }
+
+  private unregister(queryId: string, callId: string): void {
+    const calls = this.controllers.get(queryId);
+    calls?.delete(callId);
+    if (calls?.size === 0) this.controllers.delete(queryId);
+  }
+
+  private onCancel(subject: string): void {
+    const [queryId, callId] = subject.slice(CANCEL_PREFIX.length + 1).split('.');
+    const calls = queryId ? this.controllers.get(queryId) : undefined;
+    if (!calls) return;
+    for (const [id, c] of calls) {
+      if (!callId || id === callId) c.abort(new BusError('cancelled', 'cancelled'));
+    }
+  }
+
+  /**
+   * Stops taking work, lets what runs finish (up to `graceMs`, then aborts it), and drains NATS.
+   */
+  async drain(graceMs = 10_000): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    await Promise.all(this.serving.map((s) => s.drain().catch(() => undefined)));
+    const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), graceMs).unref());
+    const done = Promise.all([...this.inFlight]).then(() => 'done' as const);
+    if ((await Promise.race([done, timeout])) === 'timeout') {
+      for (const calls of this.controllers.values()) for (const c of calls.values()) c.abort();
+      await Promise.race([done, new Promise((r) => setTimeout(r, 1_000).unref())]);
+    }
+    this.cancelSub.unsubscribe();
+    if (!this.nc.isClosed()) await this.nc.drain().catch(() => undefined);
+  }
+}
+
+function isNoResponders(msg: Msg): boolean {
+  return msg.headers?.code === 503 && msg.data.length === 0;
+}

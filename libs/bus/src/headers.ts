@@ -1,0 +1,16 @@
+/** Header names askbus puts on NATS messages. */
+export const H = {
+  queryId: 'Askbus-Query-Id',
+  callId: 'Askbus-Call-Id',
+  /** Absolute deadline, epoch milliseconds. */
+  deadline: 'Askbus-Deadline',
+  /** Chunk sequence number in a stream, from 0; the end marker carries the next number. */
+  seq: 'Askbus-Seq',
+  /** End of a stream: done | cancelled | error (the body is then an ErrorBody). */
+  end: 'Askbus-End',
+  heartbeat: 'Askbus-Heartbeat',
+  /** Error code of a unary reply whose body is an ErrorBody. */
+  error: 'Askbus-Error',
+  traceparent: 'traceparent',
+  tracestate: 'tracestate',
+} as const;

@@ -1,0 +1,6 @@
+export * from './bus';
+export * from './errors';
+export * from './headers';
+export * from './nats-server';
+export * from './run';
+export * from './trace';

@@ -1,0 +1,5 @@
+export * from './item';
+export * from './ask';
+export * from './message';
+export * from './errors';
+export * from './subjects';

@@ -1,0 +1,38 @@
+import { z } from 'zod';
+
+/** A schema.org object as loaded: JSON-LD with at least a type. Kept whole, never trimmed. */
+export const SchemaObject = z.record(z.string(), z.unknown());
+export type SchemaObject = z.infer<typeof SchemaObject>;
+
+export const SiteName = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[A-Za-z0-9_.-]+$/, 'a site name is letters, digits, "_", "." or "-"');
+
+/** A schema.org item as the retriever stores it (NLWeb's url, name, site, schema_json). */
+export const StoredItem = z.object({
+  url: z.string().min(1),
+  name: z.string(),
+  site: SiteName,
+  '@type': z.string().min(1),
+  schema_object: SchemaObject,
+});
+export type StoredItem = z.infer<typeof StoredItem>;
+
+/** A stored item with the retriever's own relevance for the query (higher is better). */
+export const RetrievedItem = StoredItem.extend({ retrievalScore: z.number() });
+export type RetrievedItem = z.infer<typeof RetrievedItem>;
+
+/** One ranked item as NLWeb sends it in a `result` message's content. */
+export const ResultItem = z.object({
+  '@type': z.literal('Item'),
+  url: z.string(),
+  name: z.string(),
+  site: z.string(),
+  siteUrl: z.string(),
+  score: z.number().min(0).max(100),
+  description: z.string(),
+  schema_object: SchemaObject,
+});
+export type ResultItem = z.infer<typeof ResultItem>;
