@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { headers as natsHeaders } from '@nats-io/nats-core';
 import { contracts, type StoredItem } from '@askbus/contracts';
-import { Bus } from './bus';
+import type { Bus } from './bus';
 import { BusError } from './errors';
 import { H } from './headers';
 import { testBus, testNats } from './testing';
@@ -59,7 +59,11 @@ afterAll(async () => {
 describe('unary request', () => {
   it('round-trips a typed request and carries query id, deadline and a child traceparent', async () => {
     const parent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
-    const reply = await client.request(contracts.sites, {}, { queryId: 'q1', traceparent: parent, timeoutMs: 5_000 });
+    const reply = await client.request(
+      contracts.sites,
+      {},
+      { queryId: 'q1', traceparent: parent, timeoutMs: 5_000 },
+    );
     expect(reply.sites[0]?.itemCount).toBe(1);
     const last = seen.at(-1)!;
     expect(last.queryId).toBe('q1');
@@ -97,7 +101,10 @@ describe('unary request', () => {
 describe('stream', () => {
   it('delivers every chunk in order, then ends', async () => {
     const out = [];
-    for await (const c of client.stream(contracts.score, { query: 'q', items: [item(1), item(2), item(3)] })) {
+    for await (const c of client.stream(contracts.score, {
+      query: 'q',
+      items: [item(1), item(2), item(3)],
+    })) {
       out.push(c.url);
     }
     expect(out).toEqual([item(1).url, item(2).url, item(3).url]);
@@ -106,7 +113,11 @@ describe('stream', () => {
   it('keeps a slow stream alive with heartbeats past the inactivity limit', async () => {
     delays.set('slow', 1_300);
     const out = [];
-    for await (const c of client.stream(contracts.score, { query: 'slow', items: [item(1)] }, { inactivityMs: 500 })) {
+    for await (const c of client.stream(
+      contracts.score,
+      { query: 'slow', items: [item(1)] },
+      { inactivityMs: 500 },
+    )) {
       out.push(c);
     }
     expect(out).toHaveLength(1);
@@ -118,7 +129,9 @@ describe('stream', () => {
       callback: (_e, msg) => {
         const h = natsHeaders();
         h.set(H.seq, '0');
-        msg.respond(new TextEncoder().encode(JSON.stringify({ url: 'u', score: 1, description: 'd' })), { headers: h });
+        msg.respond(new TextEncoder().encode(JSON.stringify({ url: 'u', score: 1, description: 'd' })), {
+          headers: h,
+        });
       },
     });
     await server.nc.flush();
@@ -126,7 +139,8 @@ describe('stream', () => {
     const got: unknown[] = [];
     await expect(
       (async () => {
-        for await (const c of client.stream(silent, { query: 'q', items: [item(1)] }, { inactivityMs: 300 })) got.push(c);
+        for await (const c of client.stream(silent, { query: 'q', items: [item(1)] }, { inactivityMs: 300 }))
+          got.push(c);
       })(),
     ).rejects.toMatchObject({ code: 'timeout' });
     expect(got).toHaveLength(1);
@@ -162,7 +176,8 @@ describe('stream', () => {
   it('turns an invalid chunk into an internal error instead of sending it', async () => {
     await expect(
       (async () => {
-        for await (const _ of client.stream(contracts.score, { query: 'bad chunk', items: [item(1)] })) void _;
+        for await (const _ of client.stream(contracts.score, { query: 'bad chunk', items: [item(1)] }))
+          void _;
       })(),
     ).rejects.toMatchObject({ code: 'internal' });
   });
@@ -171,7 +186,12 @@ describe('stream', () => {
     delays.set('cancel me', 5_000);
     const before = server.stats.cancelled + server2.stats.cancelled;
     const run = (async () => {
-      for await (const _ of client.stream(contracts.score, { query: 'cancel me', items: [item(1)] }, { queryId: 'qc' })) void _;
+      for await (const _ of client.stream(
+        contracts.score,
+        { query: 'cancel me', items: [item(1)] },
+        { queryId: 'qc' },
+      ))
+        void _;
     })();
     await new Promise((r) => setTimeout(r, 200));
     const other = await testBus(nats.url, 'other');
@@ -186,7 +206,12 @@ describe('stream', () => {
     const before = server.stats.cancelled + server2.stats.cancelled;
     const ac = new AbortController();
     const run = (async () => {
-      for await (const _ of client.stream(contracts.score, { query: 'abort me', items: [item(1)] }, { signal: ac.signal })) void _;
+      for await (const _ of client.stream(
+        contracts.score,
+        { query: 'abort me', items: [item(1)] },
+        { signal: ac.signal },
+      ))
+        void _;
     })();
     setTimeout(() => ac.abort(), 200);
     await expect(run).rejects.toMatchObject({ code: 'cancelled' });
@@ -198,7 +223,12 @@ describe('stream', () => {
     const t0 = Date.now();
     await expect(
       (async () => {
-        for await (const _ of client.stream(contracts.score, { query: 'late', items: [item(1)] }, { timeoutMs: 300 })) void _;
+        for await (const _ of client.stream(
+          contracts.score,
+          { query: 'late', items: [item(1)] },
+          { timeoutMs: 300 },
+        ))
+          void _;
       })(),
     ).rejects.toMatchObject({ code: 'deadline_exceeded' });
     expect(Date.now() - t0).toBeLessThan(2_000);
@@ -208,13 +238,10 @@ describe('stream', () => {
 describe('drain', () => {
   it('finishes work in flight before closing', async () => {
     const bus = await testBus(nats.url, 'drainer');
-    bus.serve(
-      { ...contracts.sites, subject: 'retrieve.v1.sites.drain' },
-      async () => {
-        await new Promise((r) => setTimeout(r, 300));
-        return { sites: [] };
-      },
-    );
+    bus.serve({ ...contracts.sites, subject: 'retrieve.v1.sites.drain' }, async () => {
+      await new Promise((r) => setTimeout(r, 300));
+      return { sites: [] };
+    });
     await bus.nc.flush();
     const pending = client.request({ ...contracts.sites, subject: 'retrieve.v1.sites.drain' }, {});
     await new Promise((r) => setTimeout(r, 50));
@@ -231,4 +258,3 @@ async function waitFor(cond: () => boolean, ms = 3_000): Promise<void> {
     await new Promise((r) => setTimeout(r, 20));
   }
 }
-

@@ -122,7 +122,9 @@ export class Bus {
       if (isNoResponders(msg)) throw new BusError('no_responders', `no service answers ${contract.subject}`);
       const code = msg.headers?.get(H.error);
       if (code) throw BusError.fromBody(msg.data);
-      return decodeWith(contract.reply, msg.data, 'internal', `reply of ${contract.subject}`) as z.infer<C['reply']>;
+      return decodeWith(contract.reply, msg.data, 'internal', `reply of ${contract.subject}`) as z.infer<
+        C['reply']
+      >;
     } catch (err) {
       const e = BusError.from(err);
       if (e.code === 'cancelled' || e.code === 'timeout' || e.code === 'deadline_exceeded') {
@@ -174,7 +176,9 @@ export class Bus {
           if (end === 'cancelled') throw new BusError('cancelled', `${contract.subject} was cancelled`);
           throw BusError.fromBody(msg.data);
         }
-        yield decodeWith(contract.chunk, msg.data, 'internal', `chunk of ${contract.subject}`) as z.infer<C['chunk']>;
+        yield decodeWith(contract.chunk, msg.data, 'internal', `chunk of ${contract.subject}`) as z.infer<
+          C['chunk']
+        >;
       }
     } catch (err) {
       throw BusError.from(err);
@@ -190,7 +194,10 @@ export class Bus {
     const parsed = schema.safeParse(req);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new BusError('bad_request', `request is invalid at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
+      throw new BusError(
+        'bad_request',
+        `request is invalid at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`,
+      );
     }
     if (opts.signal?.aborted) throw new BusError('cancelled', 'cancelled before it was sent');
     const queryId = opts.queryId ?? randomUUID();
@@ -252,19 +259,29 @@ export class Bus {
     opts: ServeOptions = {},
   ): Subscription {
     return this.subscribe(contract.subject, opts, async (msg) => {
-      const reply = (data: Uint8Array, h?: MsgHdrs) => msg.reply && this.nc.publish(msg.reply, data, { headers: h });
-      await this.runHandler(msg, opts, contract.request, async (req, ctx) => {
-        const out = await handler(req as z.infer<C['request']>, ctx);
-        const parsed = contract.reply.safeParse(out);
-        if (!parsed.success) {
-          throw new BusError('internal', `${contract.subject} produced an invalid reply: ${parsed.error.issues[0]?.message}`);
-        }
-        reply(encodeJson(parsed.data));
-      }, (err) => {
-        const h = natsHeaders();
-        h.set(H.error, err.code);
-        reply(encodeJson(err.toBody()), h);
-      });
+      const reply = (data: Uint8Array, h?: MsgHdrs) =>
+        msg.reply && this.nc.publish(msg.reply, data, { headers: h });
+      await this.runHandler(
+        msg,
+        opts,
+        contract.request,
+        async (req, ctx) => {
+          const out = await handler(req as z.infer<C['request']>, ctx);
+          const parsed = contract.reply.safeParse(out);
+          if (!parsed.success) {
+            throw new BusError(
+              'internal',
+              `${contract.subject} produced an invalid reply: ${parsed.error.issues[0]?.message}`,
+            );
+          }
+          reply(encodeJson(parsed.data));
+        },
+        (err) => {
+          const h = natsHeaders();
+          h.set(H.error, err.code);
+          reply(encodeJson(err.toBody()), h);
+        },
+      );
     });
   }
 
@@ -284,29 +301,41 @@ export class Bus {
         this.nc.publish(msg.reply, data, { headers: h });
         lastSent = Date.now();
       };
-      const heartbeat = setInterval(() => {
-        if (!msg.reply || this.nc.isClosed() || Date.now() - lastSent < this.heartbeatMs) return;
-        const h = natsHeaders();
-        h.set(H.heartbeat, '1');
-        this.nc.publish(msg.reply, new Uint8Array(), { headers: h });
-        lastSent = Date.now();
-      }, Math.max(50, Math.floor(this.heartbeatMs / 2)));
+      const heartbeat = setInterval(
+        () => {
+          if (!msg.reply || this.nc.isClosed() || Date.now() - lastSent < this.heartbeatMs) return;
+          const h = natsHeaders();
+          h.set(H.heartbeat, '1');
+          this.nc.publish(msg.reply, new Uint8Array(), { headers: h });
+          lastSent = Date.now();
+        },
+        Math.max(50, Math.floor(this.heartbeatMs / 2)),
+      );
       try {
-        await this.runHandler(msg, opts, contract.request, async (req, ctx) => {
-          for await (const chunk of handler(req as z.infer<C['request']>, ctx)) {
-            if (ctx.signal.aborted) break;
-            const parsed = contract.chunk.safeParse(chunk);
-            if (!parsed.success) {
-              throw new BusError('internal', `${contract.subject} produced an invalid chunk: ${parsed.error.issues[0]?.message}`);
+        await this.runHandler(
+          msg,
+          opts,
+          contract.request,
+          async (req, ctx) => {
+            for await (const chunk of handler(req as z.infer<C['request']>, ctx)) {
+              if (ctx.signal.aborted) break;
+              const parsed = contract.chunk.safeParse(chunk);
+              if (!parsed.success) {
+                throw new BusError(
+                  'internal',
+                  `${contract.subject} produced an invalid chunk: ${parsed.error.issues[0]?.message}`,
+                );
+              }
+              send(encodeJson(parsed.data));
             }
-            send(encodeJson(parsed.data));
-          }
-          if (ctx.signal.aborted) throw new BusError('cancelled', 'cancelled');
-          send(new Uint8Array(), (h) => h.set(H.end, 'done'));
-        }, (err) => {
-          if (err.code === 'cancelled') send(new Uint8Array(), (h) => h.set(H.end, 'cancelled'));
-          else send(encodeJson(err.toBody()), (h) => h.set(H.end, 'error'));
-        });
+            if (ctx.signal.aborted) throw new BusError('cancelled', 'cancelled');
+            send(new Uint8Array(), (h) => h.set(H.end, 'done'));
+          },
+          (err) => {
+            if (err.code === 'cancelled') send(new Uint8Array(), (h) => h.set(H.end, 'cancelled'));
+            else send(encodeJson(err.toBody()), (h) => h.set(H.end, 'error'));
+          },
+        );
       } finally {
         clearInterval(heartbeat);
       }
@@ -318,7 +347,9 @@ export class Bus {
       queue: opts.queue ?? this.opts.service,
       callback: (_err, msg) => {
         if (this.closing) return;
-        const p = onMsg(msg).catch((err) => this.opts.log?.('error', 'handler crashed', { subject, err: String(err) }));
+        const p = onMsg(msg).catch((err) =>
+          this.opts.log?.('error', 'handler crashed', { subject, err: String(err) }),
+        );
         this.inFlight.add(p);
         void p.finally(() => this.inFlight.delete(p));
       },

@@ -9,7 +9,12 @@ import { connect } from '@nats-io/transport-node';
 export function findNatsServer(): string | undefined {
   const fromEnv = process.env.NATS_SERVER_BIN;
   if (fromEnv && existsSync(fromEnv)) return fromEnv;
-  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin', '/usr/local/bin'];
+  const dirs = [
+    ...(process.env.PATH ?? '').split(delimiter),
+    '/usr/sbin',
+    '/usr/local/sbin',
+    '/usr/local/bin',
+  ];
   return dirs.map((d) => join(d, 'nats-server')).find((p) => existsSync(p));
 }
 
@@ -36,7 +41,9 @@ export interface NatsServerHandle {
  * Starts a nats-server of our own (JetStream on, loopback only) on a free port, or `port`,
  * and resolves once it accepts clients.
  */
-export async function startNatsServer(opts: { port?: number; storeDir?: string } = {}): Promise<NatsServerHandle> {
+export async function startNatsServer(
+  opts: { port?: number; storeDir?: string } = {},
+): Promise<NatsServerHandle> {
   const bin = findNatsServer();
   if (!bin) {
     throw new Error(

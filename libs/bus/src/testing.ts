@@ -1,4 +1,5 @@
-import { Bus, type BusOptions } from './bus';
+import type { Bus } from './bus';
+import { type BusOptions } from './bus';
 import { connectBus } from './run';
 import { startNatsServer, type NatsServerHandle } from './nats-server';
 

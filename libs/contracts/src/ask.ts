@@ -2,9 +2,7 @@ import { z } from 'zod';
 import { SiteName } from './item';
 
 /** Ids become NATS subject tokens, so they hold no separators or wildcards. */
-export const SubjectToken = z
-  .string()
-  .regex(/^[A-Za-z0-9_-]{1,100}$/, 'an id is 1-100 of A-Z a-z 0-9 _ -');
+export const SubjectToken = z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'an id is 1-100 of A-Z a-z 0-9 _ -');
 
 export const Mode = z.enum(['list', 'summarize', 'generate']);
 export type Mode = z.infer<typeof Mode>;

@@ -1,0 +1,49 @@
+import { createMessageFactory, type AskRequest, type Message } from '@askbus/contracts';
+import { postRanking } from './post-ranking';
+import {
+  defaultSearchSettings,
+  runSearch,
+  type SearchPorts,
+  type SearchSettings,
+  type SearchStats,
+} from './search-pipeline';
+
+/** Error codes for messages, from a thrown value (BusError-like objects carry their own). */
+function codeOf(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : 'internal';
+}
+
+/**
+ * One query from begin-nlweb-response to end-nlweb-response. In this version every query takes
+ * the search path; tool routing and the prepare steps come with the tool-routing issue.
+ */
+export async function* runAsk(
+  req: AskRequest,
+  ports: SearchPorts,
+  signal: AbortSignal,
+  settings: SearchSettings = defaultSearchSettings,
+  stats?: SearchStats,
+): AsyncGenerator<Message, void, undefined> {
+  const stamp = createMessageFactory(req.conversationId, req.queryId);
+  yield stamp({ message_type: 'begin-nlweb-response', query: req.query });
+  try {
+    const search = runSearch(req, ports, signal, settings, stats);
+    let step = await search.next();
+    while (!step.done) {
+      yield stamp(step.value);
+      step = await search.next();
+    }
+    for (const body of postRanking(req, step.value)) yield stamp(body);
+  } catch (err) {
+    if (signal.aborted) throw err;
+    yield stamp({
+      message_type: 'error',
+      error: err instanceof Error ? err.message : String(err),
+      code: codeOf(err),
+    });
+    yield stamp({ message_type: 'end-nlweb-response', error: true });
+    return;
+  }
+  yield stamp({ message_type: 'end-nlweb-response' });
+}

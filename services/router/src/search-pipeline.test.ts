@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest';
+import { AskRequest, Message, type RetrievedItem, type ScoredItem, type StoredItem } from '@askbus/contracts';
+import { runAsk } from './ask-pipeline';
+import { defaultSearchSettings, runSearch, type SearchPorts } from './search-pipeline';
+
+const candidate = (n: number): RetrievedItem => ({
+  url: `https://t.test/${n}`,
+  name: `Item ${n}`,
+  site: 't',
+  '@type': 'Thing',
+  schema_object: { '@type': 'Thing', name: `Item ${n}` },
+  retrievalScore: 100 - n,
+});
+
+/** Fake ports: scores come from a table, each batch after a delay of its own. */
+function ports(
+  scores: Record<number, number>,
+  opts: { delays?: number[]; failBatch?: number } = {},
+): SearchPorts & {
+  batches: StoredItem[][];
+} {
+  const batches: StoredItem[][] = [];
+  return {
+    batches,
+    retrieve: async () => Object.keys(scores).map((k) => candidate(Number(k))),
+    score: async function* (_q, items): AsyncGenerator<ScoredItem> {
+      const index = batches.push(items) - 1;
+      await new Promise((r) => setTimeout(r, opts.delays?.[index] ?? 0));
+      if (opts.failBatch === index) throw new Error('ranker died');
+      for (const it of items) {
+        const n = Number(it.url.split('/').pop());
+        yield { url: it.url, score: scores[n]!, description: `d${n}` };
+      }
+    },
+  };
+}
+
+const request = (over: Partial<AskRequest> = {}): AskRequest =>
+  AskRequest.parse({ queryId: 'q', query: 'anything', site: ['t'], ...over });
+
+async function collect<T, R>(gen: AsyncGenerator<T, R>): Promise<{ out: T[]; ret: R }> {
+  const out: T[] = [];
+  for (;;) {
+    const step = await gen.next();
+    if (step.done) return { out, ret: step.value };
+    out.push(step.value);
+  }
+}
+
+const signal = new AbortController().signal;
+
+describe('runSearch', () => {
+  it('sends early results best first within a burst, then fills up in score order', async () => {
+    const p = ports({ 1: 70, 2: 95, 3: 55, 4: 80, 5: 30, 6: 52 }, { delays: [0, 60] });
+    const { out, ret } = await collect(
+      runSearch(request(), p, signal, { ...defaultSearchSettings, rankBatchSize: 3 }),
+    );
+    const results = out
+      .filter((m) => m.message_type === 'result')
+      .map((m) => (m as { content: { score: number }[] }).content.map((c) => c.score));
+    // batch 1 (items 1-3) arrives first: 95 and 70 go early, best first; 55 waits;
+    // batch 2 (4-6) arrives last, so its 80 joins the final fill: the rest above 51, best first.
+    expect(results).toEqual([
+      [95, 70],
+      [80, 55, 52],
+    ]);
+    expect(ret.map((r) => r.score)).toEqual([95, 80, 70, 55, 52]);
+  });
+
+  it('never sends more than max_results and respects min_score', async () => {
+    const scores: Record<number, number> = {};
+    for (let i = 1; i <= 30; i++) scores[i] = 40 + i * 2; // 42 .. 100
+    const { ret } = await collect(runSearch(request({ maxResults: 5, minScore: 60 }), ports(scores), signal));
+    expect(ret).toHaveLength(5);
+    expect(ret.every((r) => r.score > 60)).toBe(true);
+    expect(ret[0]!.score).toBe(100);
+  });
+
+  it('reports a failed ranking batch and keeps the others', async () => {
+    const { out, ret } = await collect(
+      runSearch(request(), ports({ 1: 90, 2: 80, 3: 70 }, { failBatch: 1 }), signal, {
+        ...defaultSearchSettings,
+        rankBatchSize: 1,
+      }),
+    );
+    expect(ret.map((r) => r.score)).toEqual([90, 70]);
+    expect(out.some((m) => m.message_type === 'status')).toBe(true);
+  });
+
+  it('fails when every ranking batch fails', async () => {
+    await expect(collect(runSearch(request(), ports({ 1: 90 }, { failBatch: 0 }), signal))).rejects.toThrow(
+      'ranker died',
+    );
+  });
+
+  it('says so when nothing is retrieved', async () => {
+    const { out } = await collect(runSearch(request(), ports({}), signal));
+    expect(out.map((m) => m.message_type)).toEqual(['no_results']);
+  });
+});
+
+describe('runAsk', () => {
+  it('brackets the messages with begin and end, each a valid Message', async () => {
+    const { out } = await collect(runAsk(request({ mode: 'summarize' }), ports({ 1: 90, 2: 70 }), signal));
+    for (const m of out) expect(Message.safeParse(m).success).toBe(true);
+    expect(out[0]!.message_type).toBe('begin-nlweb-response');
+    expect(out.at(-1)!.message_type).toBe('end-nlweb-response');
+    expect(out.some((m) => m.message_type === 'result' && '@type' in m && m['@type'] === 'Summary')).toBe(
+      true,
+    );
+  });
+
+  it('turns a failure into an error message and an end marked as error', async () => {
+    const failing: SearchPorts = {
+      retrieve: async () => {
+        throw Object.assign(new Error('no service answers retrieve.v1.search'), { code: 'no_responders' });
+      },
+      score: async function* () {},
+    };
+    const { out } = await collect(runAsk(request(), failing, signal));
+    expect(out.map((m) => m.message_type)).toEqual(['begin-nlweb-response', 'error', 'end-nlweb-response']);
+    expect(out[1]).toMatchObject({ code: 'no_responders' });
+    expect(out[2]).toMatchObject({ error: true });
+  });
+});

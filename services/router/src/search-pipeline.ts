@@ -1,0 +1,200 @@
+import type { z } from 'zod';
+import type {
+  AskRequest,
+  MessageBody,
+  ResultItem,
+  RetrievedItem,
+  ScoredItem,
+  SearchRequest,
+  StoredItem,
+} from '@askbus/contracts';
+import { mergeAsync } from './merge';
+
+/** What the search path needs from the rest of the system: over NATS, or in one process. */
+export interface SearchPorts {
+  retrieve(req: z.input<typeof SearchRequest>, signal: AbortSignal): Promise<RetrievedItem[]>;
+  score(query: string, items: StoredItem[], signal: AbortSignal): AsyncIterable<ScoredItem>;
+}
+
+export interface SearchSettings {
+  /** Candidates asked of the retriever (NLWeb: 50). */
+  numCandidates: number;
+  /** Items per ranker call; calls run in parallel, spread over the ranker replicas. */
+  rankBatchSize: number;
+  /** Scores above this are sent at once (NLWeb: > 59). */
+  earlySendThreshold: number;
+  /**
+   * Scores that arrive within this window are sent together, best first. NLWeb sends each
+   * early result the moment it is scored, so a burst arrives in completion order; a window of a
+   * few milliseconds costs nothing noticeable and keeps the best items first.
+   */
+  collateMs: number;
+}
+
+export const defaultSearchSettings: SearchSettings = {
+  numCandidates: 50,
+  rankBatchSize: 10,
+  earlySendThreshold: 59,
+  collateMs: 15,
+};
+
+/** Counters of one query, for logs and benchmarks. */
+export interface SearchStats {
+  retrieved: number;
+  scored: number;
+  failedBatches: number;
+  sent: number;
+}
+
+/**
+ * The search path of a query: retrieve candidates, score them in parallel batches, stream the
+ * results as NLWeb does (early sends above the threshold, then the rest in score order up to
+ * `maxResults`). Yields message bodies without the envelope; the caller stamps them.
+ */
+export async function* runSearch(
+  req: AskRequest,
+  ports: SearchPorts,
+  signal: AbortSignal,
+  settings: SearchSettings = defaultSearchSettings,
+  stats: SearchStats = { retrieved: 0, scored: 0, failedBatches: 0, sent: 0 },
+): AsyncGenerator<MessageBody, ResultItem[], undefined> {
+  const candidates = await ports.retrieve(
+    { query: req.query, site: req.site, numResults: settings.numCandidates },
+    signal,
+  );
+  stats.retrieved = candidates.length;
+  if (candidates.length === 0) {
+    yield { message_type: 'no_results', content: `No results were found for "${req.query}".` };
+    return [];
+  }
+
+  const byUrl = new Map(candidates.map((c) => [c.url, c]));
+  const batches: StoredItem[][] = [];
+  for (let i = 0; i < candidates.length; i += settings.rankBatchSize) {
+    batches.push(candidates.slice(i, i + settings.rankBatchSize).map(toStored));
+  }
+  const failures: unknown[] = [];
+  const scoredStream = mergeAsync(
+    batches.map((batch) => ports.score(req.query, batch, signal)),
+    (err) => failures.push(err),
+  );
+
+  const sent = new Set<string>();
+  const sentScores: number[] = [];
+  const all: ResultItem[] = [];
+  const canSendEarly = (score: number): boolean => {
+    if (score <= settings.earlySendThreshold || score <= req.minScore) return false;
+    if (sentScores.length < req.maxResults - 3) return true;
+    // Near the limit, an early result must beat one already sent (NLWeb's shouldSend).
+    return sentScores.length < req.maxResults && sentScores.some((s) => score > s);
+  };
+  const takeSendable = (buffer: ResultItem[]): ResultItem[] => {
+    const out: ResultItem[] = [];
+    for (const r of buffer.sort(byScore)) {
+      if (!canSendEarly(r.score)) continue;
+      sent.add(r.url);
+      sentScores.push(r.score);
+      out.push(r);
+    }
+    return out;
+  };
+
+  // Collate scores that arrive close together, then send the sendable ones best first.
+  let buffer: ResultItem[] = [];
+  let windowEnds = 0;
+  for await (const scored of withTicks(scoredStream, settings.collateMs)) {
+    if (scored) {
+      const item = byUrl.get(scored.url);
+      if (!item) continue; // a ranker answered for an item we did not send it: ignore it
+      stats.scored++;
+      const result = toResult(item, scored);
+      all.push(result);
+      buffer.push(result);
+      if (windowEnds === 0) windowEnds = Date.now() + settings.collateMs;
+    }
+    if (buffer.length > 0 && Date.now() >= windowEnds) {
+      const early = takeSendable(buffer);
+      buffer = [];
+      windowEnds = 0;
+      if (early.length > 0) yield { message_type: 'result', content: early };
+    }
+  }
+  stats.failedBatches = failures.length;
+  if (failures.length === batches.length) {
+    throw failures[0] instanceof Error ? failures[0] : new Error('every ranking call failed');
+  }
+
+  // The rest, best first, above min_score, up to max_results in all.
+  const rest = all
+    .filter((r) => !sent.has(r.url) && r.score > req.minScore)
+    .sort(byScore)
+    .slice(0, Math.max(0, req.maxResults - sent.size));
+  for (const r of rest) sent.add(r.url);
+  if (rest.length > 0) yield { message_type: 'result', content: rest };
+  if (failures.length > 0) {
+    yield {
+      message_type: 'status',
+      content: `${failures.length} of ${batches.length} ranking calls failed; their items are missing.`,
+    };
+  }
+  stats.sent = sent.size;
+  const final = all.filter((r) => sent.has(r.url)).sort(byScore);
+  if (final.length === 0) {
+    yield { message_type: 'no_results', content: `Nothing relevant enough was found for "${req.query}".` };
+  }
+  return final;
+}
+
+const byScore = (a: ResultItem, b: ResultItem): number => b.score - a.score;
+
+function toStored(item: RetrievedItem): StoredItem {
+  return {
+    url: item.url,
+    name: item.name,
+    site: item.site,
+    '@type': item['@type'],
+    schema_object: item.schema_object,
+  };
+}
+
+function toResult(item: RetrievedItem, scored: ScoredItem): ResultItem {
+  return {
+    '@type': 'Item',
+    url: item.url,
+    name: item.name,
+    site: item.site,
+    siteUrl: item.site,
+    score: scored.score,
+    description: scored.description,
+    schema_object: item.schema_object,
+  };
+}
+
+/**
+ * Passes values through and adds an `undefined` tick every `ms` while the source is quiet,
+ * so a collation window closes on time even when no further value arrives.
+ */
+async function* withTicks<T>(source: AsyncIterable<T>, ms: number): AsyncGenerator<T | undefined> {
+  const it = source[Symbol.asyncIterator]();
+  let next = it.next();
+  try {
+    yield* ticking();
+  } finally {
+    void it.return?.().catch(() => undefined);
+  }
+  async function* ticking(): AsyncGenerator<T | undefined> {
+    for (;;) {
+      let timer: NodeJS.Timeout | undefined;
+      const tick = new Promise<'tick'>((r) => (timer = setTimeout(() => r('tick'), ms)));
+      const winner = await Promise.race([next, tick]);
+      clearTimeout(timer);
+      if (winner === 'tick') {
+        yield undefined;
+        continue;
+      }
+      if (winner.done) return;
+      yield winner.value;
+      next = it.next();
+    }
+  }
+}
