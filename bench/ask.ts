@@ -1,0 +1,200 @@
+/**
+ * bench:ask — the full service path (HTTP → gateway → NATS → router → retriever + rankers)
+ * against the same pipeline called in one process, side by side in one run, on the movies site.
+ * Prints time to first result and total latency (p50, p99) and their ratios, and writes
+ * bench/results/ask.json.
+ *
+ *   npm run bench:ask            (ASKBUS_BENCH_ROUNDS=20 by default)
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AskRequest, type Message } from '@askbus/contracts';
+import { startNatsServer } from '@askbus/bus';
+import { up } from '@askbus/cli';
+import { inProcessPorts } from './in-process';
+import { runAsk } from '@askbus/router';
+
+const queries = [
+  'westerns with clint eastwood',
+  'science fiction movies by ridley scott',
+  'funny animated films for kids',
+  'highly rated dramas from the 1990s',
+  'horror movies',
+  'steven spielberg adventure',
+  'romantic comedy',
+  'war movies',
+];
+const rounds = Number(process.env.ASKBUS_BENCH_ROUNDS ?? 20);
+
+interface Sample {
+  firstResultMs: number;
+  totalMs: number;
+  results: number;
+}
+
+/** One query over HTTP: read the SSE stream as it arrives, note when the first result lands. */
+async function overHttp(base: string, query: string): Promise<Sample> {
+  const t0 = performance.now();
+  const res = await fetch(`${base}/ask?site=movies&query=${encodeURIComponent(query)}`);
+  if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let firstResultMs = NaN;
+  let results = 0;
+  for await (const chunk of res.body) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let cut: number;
+    while ((cut = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const data = block
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5))
+        .join('');
+      if (!data) continue;
+      const msg = JSON.parse(data) as { message_type: string; content?: unknown };
+      if (msg.message_type === 'result' && Array.isArray(msg.content)) {
+        if (Number.isNaN(firstResultMs)) firstResultMs = performance.now() - t0;
+        results += msg.content.length;
+      }
+    }
+  }
+  return { firstResultMs, totalMs: performance.now() - t0, results };
+}
+
+/** The same query through the same pipeline code, with the retriever and scorer called directly. */
+async function inProcess(run: (q: string) => AsyncIterable<Message>, query: string): Promise<Sample> {
+  const t0 = performance.now();
+  let firstResultMs = NaN;
+  let results = 0;
+  for await (const msg of run(query)) {
+    if (msg.message_type === 'result' && Array.isArray(msg.content)) {
+      if (Number.isNaN(firstResultMs)) firstResultMs = performance.now() - t0;
+      results += msg.content.length;
+    }
+  }
+  return { firstResultMs, totalMs: performance.now() - t0, results };
+}
+
+const percentile = (values: number[], p: number): number => {
+  const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+};
+const summarize = (samples: Sample[]) => ({
+  n: samples.length,
+  firstResult: {
+    p50: percentile(
+      samples.map((s) => s.firstResultMs),
+      50,
+    ),
+    p99: percentile(
+      samples.map((s) => s.firstResultMs),
+      99,
+    ),
+  },
+  total: {
+    p50: percentile(
+      samples.map((s) => s.totalMs),
+      50,
+    ),
+    p99: percentile(
+      samples.map((s) => s.totalMs),
+      99,
+    ),
+  },
+  meanResults: samples.reduce((n, s) => n + s.results, 0) / Math.max(1, samples.length),
+});
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'askbus-bench-'));
+  const nats = await startNatsServer();
+  const running = await up({
+    port: 0,
+    host: '127.0.0.1',
+    dataDir,
+    rankers: 2,
+    demo: true,
+    natsUrl: nats.url,
+    rankDelayMs: 0,
+    log: () => undefined,
+  });
+  const local = await inProcessPorts(join(dataDir, 'index'));
+  const runLocal = (query: string) =>
+    runAsk(
+      AskRequest.parse({ queryId: 'bench', query, site: ['movies'] }),
+      local,
+      new AbortController().signal,
+    );
+
+  try {
+    // Warm both paths (JIT, index pages, connections) before measuring.
+    for (const q of queries) {
+      await overHttp(running.url, q);
+      await inProcess(runLocal, q);
+    }
+    const service: Sample[] = [];
+    const single: Sample[] = [];
+    // Interleaved, so both paths see the same machine conditions.
+    for (let r = 0; r < rounds; r++) {
+      for (const q of queries) {
+        service.push(await overHttp(running.url, q));
+        single.push(await inProcess(runLocal, q));
+      }
+    }
+    const a = summarize(service);
+    const b = summarize(single);
+    const ratio = (x: number, y: number) => Math.round((x / y) * 100) / 100;
+    const fmt = (v: number) => v.toFixed(2).padStart(9);
+    console.log(
+      `bench:ask — ${rounds} rounds × ${queries.length} movie queries, ${cpus().length} cores, 2 rankers`,
+    );
+    console.log('                          first result p50   p99 |   total p50      p99 | results');
+    console.log(
+      `services over NATS+HTTP  ${fmt(a.firstResult.p50)} ${fmt(a.firstResult.p99)} | ${fmt(a.total.p50)} ${fmt(a.total.p99)} | ${a.meanResults.toFixed(1)}`,
+    );
+    console.log(
+      `one process              ${fmt(b.firstResult.p50)} ${fmt(b.firstResult.p99)} | ${fmt(b.total.p50)} ${fmt(b.total.p99)} | ${b.meanResults.toFixed(1)}`,
+    );
+    const ratios = {
+      firstResultP50: ratio(a.firstResult.p50, b.firstResult.p50),
+      firstResultP99: ratio(a.firstResult.p99, b.firstResult.p99),
+      totalP50: ratio(a.total.p50, b.total.p50),
+      totalP99: ratio(a.total.p99, b.total.p99),
+    };
+    console.log(
+      `ratio services/one-process: first result p50 ${ratios.firstResultP50}×, p99 ${ratios.firstResultP99}×; total p50 ${ratios.totalP50}×, p99 ${ratios.totalP99}× (ms above)`,
+    );
+    const out = join(fileURLToPath(new URL('.', import.meta.url)), 'results');
+    mkdirSync(out, { recursive: true });
+    const file = join(out, 'ask.json');
+    writeFileSync(
+      file,
+      JSON.stringify(
+        {
+          bench: 'ask',
+          date: new Date().toISOString(),
+          rounds,
+          queries,
+          cores: cpus().length,
+          unit: 'ms',
+          services: a,
+          oneProcess: b,
+          ratios,
+        },
+        null,
+        2,
+      ) + '\n',
+    );
+    console.log(`wrote ${file}`);
+  } finally {
+    await running.stop();
+    await nats.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();

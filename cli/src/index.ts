@@ -1,0 +1,1 @@
+export { up, upOptionsFromEnv, type Running, type UpOptions } from './up';

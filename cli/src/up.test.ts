@@ -1,0 +1,143 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testNats } from '@askbus/bus/testing';
+import type { Bus } from '@askbus/bus';
+import { up, type Running } from './up';
+
+/** The whole system as `askbus up` runs it, on a nats-server of this test's own. */
+let nats: Awaited<ReturnType<typeof testNats>>;
+let running: Running;
+let dataDir: string;
+
+beforeAll(async () => {
+  nats = await testNats();
+  dataDir = mkdtempSync(join(tmpdir(), 'askbus-e2e-'));
+  running = await up({
+    port: 0,
+    host: '127.0.0.1',
+    dataDir,
+    rankers: 2,
+    demo: true,
+    natsUrl: nats.url,
+    rankDelayMs: 0,
+    log: () => undefined,
+  });
+});
+
+afterAll(async () => {
+  await running?.stop();
+  await nats?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+interface Sse {
+  event: string;
+  data: Record<string, unknown>;
+}
+function parseSse(text: string): Sse[] {
+  return text
+    .split(/\n\n/)
+    .map((block) => {
+      const lines = block.split('\n');
+      const event =
+        lines
+          .find((l) => l.startsWith('event:'))
+          ?.slice(6)
+          .trim() ?? 'message';
+      const data = lines
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5))
+        .join('\n');
+      return data ? { event, data: JSON.parse(data) as Record<string, unknown> } : undefined;
+    })
+    .filter((e): e is Sse => e !== undefined);
+}
+
+const resultItems = (events: Sse[]) =>
+  events
+    .filter((e) => e.data.message_type === 'result' && Array.isArray(e.data.content))
+    .flatMap((e) => e.data.content as { name: string; score: number; description: string }[]);
+
+describe('askbus up, end to end over NATS', () => {
+  it('streams Eastwood westerns for "westerns with clint eastwood"', async () => {
+    const res = await fetch(`${running.url}/ask?query=westerns+with+clint+eastwood&site=movies`);
+    expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const events = parseSse(await res.text());
+    const types = events.map((e) => e.data.message_type);
+    expect(types[0]).toBe('begin-nlweb-response');
+    expect(types.at(-1)).toBe('end-nlweb-response');
+    const top = resultItems(events)
+      .slice(0, 5)
+      .map((i) => i.name);
+    expect(top).toEqual(expect.arrayContaining(['Pale Rider', 'High Plains Drifter']));
+    expect(resultItems(events)[0]!.description).toMatch(/eastwood/i);
+  });
+
+  it('answers the cars site without streaming', async () => {
+    const res = await fetch(
+      `${running.url}/ask?query=fuel+efficient+japanese+cars&site=cars&streaming=false`,
+    );
+    const body = (await res.json()) as { results: { schema_object: unknown }[] };
+    expect(res.status).toBe(200);
+    expect(body.results.length).toBeGreaterThan(0);
+    expect(JSON.stringify(body.results.slice(0, 5))).toMatch(/Japan/);
+  });
+
+  it('lists the demo sites', async () => {
+    const body = (await (await fetch(`${running.url}/sites`)).json()) as { sites: string[] };
+    expect(body.sites).toEqual(expect.arrayContaining(['movies', 'cars']));
+  });
+
+  it('is ready', async () => {
+    expect((await fetch(`${running.url}/ready`)).status).toBe(200);
+  });
+});
+
+describe('a client that hangs up', () => {
+  let slow: Running;
+  beforeAll(async () => {
+    // A second system on the same NATS would share subjects; give it its own server.
+    slowNats = await testNats();
+    slow = await up({
+      port: 0,
+      host: '127.0.0.1',
+      dataDir,
+      rankers: 2,
+      demo: false,
+      natsUrl: slowNats.url,
+      rankDelayMs: 5_000,
+      log: () => undefined,
+    });
+  });
+  let slowNats: Awaited<ReturnType<typeof testNats>>;
+  afterAll(async () => {
+    await slow?.stop();
+    await slowNats?.stop();
+  });
+
+  it('cancels the query in the router and in every ranker working on it', async () => {
+    const byService = (name: string): Bus[] => slow.buses.filter((b) => b.service === name);
+    const cancelled = (name: string) => byService(name).reduce((n, b) => n + b.stats.cancelled, 0);
+    const inFlight = (name: string) => byService(name).reduce((n, b) => n + b.stats.inFlight, 0);
+    const ac = new AbortController();
+    const res = await fetch(`${slow.url}/ask?query=westerns&site=movies`, { signal: ac.signal });
+    const reader = res.body!.getReader();
+    await reader.read(); // begin-nlweb-response: the query is under way
+    await waitFor(() => inFlight('ranker') > 0);
+    const t0 = Date.now();
+    ac.abort();
+    await waitFor(() => cancelled('router') === 1 && inFlight('ranker') === 0);
+    expect(Date.now() - t0).toBeLessThan(2_000); // long before the 5 s model delay
+    expect(cancelled('ranker')).toBeGreaterThan(0);
+  });
+});
+
+async function waitFor(cond: () => boolean, ms = 4_000): Promise<void> {
+  const t0 = Date.now();
+  while (!cond()) {
+    if (Date.now() - t0 > ms) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,0 +1,158 @@
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { contracts } from '@askbus/contracts';
+import {
+  connectBus,
+  findNatsServer,
+  onShutdown,
+  startNatsServer,
+  type Bus,
+  type NatsServerHandle,
+} from '@askbus/bus';
+import { loadDemoSites } from '@askbus/demo-data';
+import { buildGateway } from '@askbus/gateway';
+import { startRanker } from '@askbus/ranker';
+import { startRetriever } from '@askbus/retriever';
+import { routerOptionsFromEnv, startRouter } from '@askbus/router';
+
+const repoRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
+
+export interface UpOptions {
+  port: number;
+  host: string;
+  dataDir: string;
+  rankers: number;
+  demo: boolean;
+  natsUrl?: string;
+  /** Simulated model latency per ranking call, for demonstrations and tests (0: none). */
+  rankDelayMs: number;
+  log: (line: string) => void;
+}
+
+export function upOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): UpOptions {
+  const int = (name: string, fallback: number, min: number): number => {
+    const v = env[name];
+    if (v === undefined || v === '') return fallback;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min)
+      throw new Error(`${name} must be a whole number ≥ ${min}, got "${v}"`);
+    return n;
+  };
+  return {
+    port: int('PORT', 8000, 0),
+    host: env.HOST ?? '127.0.0.1',
+    dataDir: resolve(env.ASKBUS_DATA_DIR ?? join(repoRoot, '.data')),
+    rankers: int('ASKBUS_RANKERS', 2, 1),
+    demo: env.ASKBUS_DEMO !== '0',
+    rankDelayMs: int('ASKBUS_RANK_DELAY_MS', 0, 0),
+    natsUrl: env.NATS_URL || undefined,
+    log: (line) => console.log(line),
+  };
+}
+
+export interface Running {
+  url: string;
+  natsUrl: string;
+  buses: Bus[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Everything on one machine: NATS (found or started), every service on its own NATS
+ * connection, the demo sites loaded on first start, the gateway listening.
+ */
+export async function up(opts: UpOptions): Promise<Running> {
+  mkdirSync(opts.dataDir, { recursive: true });
+  let nats: NatsServerHandle | undefined;
+  let natsUrl = opts.natsUrl;
+  if (!natsUrl) {
+    if (!findNatsServer()) {
+      throw new Error(
+        'askbus needs NATS. Either set NATS_URL to a running server (for example nats://127.0.0.1:4222), ' +
+          'or install nats-server so askbus can start its own (Debian/Ubuntu: sudo apt-get install -y nats-server; ' +
+          'elsewhere: https://docs.nats.io/running-a-nats-service/introduction/installation).',
+      );
+    }
+    nats = await startNatsServer({ storeDir: join(opts.dataDir, 'nats') });
+    natsUrl = nats.url;
+    opts.log(`started nats-server on ${natsUrl}`);
+  } else {
+    opts.log(`using NATS at ${natsUrl}`);
+  }
+
+  const log = (service: string) => (level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>) =>
+    console[level](JSON.stringify({ level, service, msg, ...fields }));
+  const connect = (service: string) => connectBus({ servers: natsUrl, service, log: log(service) });
+
+  const retrieverBus = await connect('retriever');
+  await startRetriever(retrieverBus, { dataDir: join(opts.dataDir, 'index') });
+  const rankerBuses: Bus[] = [];
+  for (let i = 0; i < opts.rankers; i++) {
+    const bus = await connect('ranker');
+    startRanker(bus, { delayMs: opts.rankDelayMs });
+    rankerBuses.push(bus);
+  }
+  const routerBus = await connect('router');
+  startRouter(routerBus, routerOptionsFromEnv());
+  const gatewayBus = await connect('gateway');
+  await Promise.all([retrieverBus, ...rankerBuses, routerBus].map((b) => b.nc.flush()));
+
+  if (opts.demo) await loadMissingDemoSites(gatewayBus, opts.log);
+
+  const app = await buildGateway(gatewayBus, { logger: false });
+  let port = opts.port;
+  try {
+    await app.listen({ port, host: opts.host });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    opts.log(`port ${port} is in use; taking a free one`);
+    await app.listen({ port: 0, host: opts.host });
+  }
+  const address = app.server.address();
+  port = typeof address === 'object' && address ? address.port : port;
+  const shownHost = opts.host === '0.0.0.0' || opts.host === '::' ? '127.0.0.1' : opts.host;
+  const url = `http://${shownHost}:${port}`;
+
+  const buses = [gatewayBus, routerBus, ...rankerBuses, retrieverBus];
+  return {
+    url,
+    natsUrl,
+    buses,
+    stop: async () => {
+      await app.close();
+      // Front to back, so nothing is left waiting on a service that already left.
+      for (const bus of buses) await bus.drain(5_000);
+      await nats?.stop();
+    },
+  };
+}
+
+async function loadMissingDemoSites(bus: Bus, log: (line: string) => void): Promise<void> {
+  const { sites } = await bus.request(contracts.sites, {}, { timeoutMs: 10_000 });
+  const have = new Set(sites.map((s) => s.name));
+  const demo = loadDemoSites().filter((d) => !have.has(d.site));
+  for (const { site, items } of demo) {
+    const batch = 500;
+    for (let i = 0; i < items.length; i += batch) {
+      await bus.request(
+        contracts.upsert,
+        { site, items: items.slice(i, i + batch), persist: i + batch >= items.length },
+        { timeoutMs: 60_000 },
+      );
+    }
+    log(`loaded demo site ${site}: ${items.length} items`);
+  }
+}
+
+export async function runUp(): Promise<void> {
+  const opts = upOptionsFromEnv();
+  const running = await up(opts);
+  onShutdown(async () => {
+    opts.log('askbus: stopping');
+    await running.stop();
+  });
+  opts.log(
+    `askbus is up: ${running.url}  (try ${running.url}/ask?query=westerns+with+clint+eastwood&site=movies)`,
+  );
+}

@@ -1,0 +1,108 @@
+import { stemmer } from 'stemmer';
+import { PHRASE_SYNONYMS, TERM_SYNONYMS } from './concepts';
+
+/**
+ * Bump when tokenizing, synonyms or stemming change: an index persisted by an older analyzer
+ * holds terms a query can no longer produce, so it must be rebuilt rather than reopened.
+ */
+export const ANALYZER_VERSION = 1;
+
+/** English function words plus the filler people put in search requests ("show me", "find"). */
+export const STOPWORDS: ReadonlySet<string> = new Set(
+  (
+    'a about above after again against all am an and any are as at be because been before being below ' +
+    'between both but by can could did do does doing down during each few for from further had has have ' +
+    'having he her here hers herself him himself his how i if in into is it its itself just me more most ' +
+    'my myself no nor not now of off on once only or other our ours ourselves out over own same she ' +
+    'should so some such than that the their theirs them themselves then there these they this those ' +
+    'through to too under until up very was we were what when where which while who whom why will with ' +
+    'would you your yours yourself yourselves s t d ll m re ve don' +
+    // query filler: words that say "search" rather than what to search for
+    ' show find list give tell recommend recommendation recommendations suggest looking look search want ' +
+    'need please something anything ones one good like'
+  ).split(' '),
+);
+
+/** Lowercase, accents folded ("Amélie" → "amelie"), so queries need not type diacritics. */
+export function foldText(text: string): string {
+  return text
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
+}
+
+/**
+ * Splits text into lowercase word tokens: runs of Unicode letters or digits. A possessive
+ * "'s" is dropped first so "Schindler's" is "schindler", not "schindler" + "s".
+ */
+export function tokenize(text: string): string[] {
+  return foldText(text)
+    .replace(/['’]s\b/g, '')
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((t) => t.length > 0);
+}
+
+/**
+ * Rewrites raw tokens into canonical words: multi-word synonyms first ("sci fi" → "science
+ * fiction"), then single words ("films" → "movie", "japanese" → "japan"). Applied to the
+ * indexed text and to queries alike, so both sides meet on the same words.
+ */
+export function normalizeTokens(tokens: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < tokens.length;) {
+    const phrase = matchPhrase(tokens, i, PHRASE_SYNONYMS);
+    if (phrase) {
+      out.push(...phrase.value);
+      i += phrase.length;
+      continue;
+    }
+    const token = tokens[i]!;
+    out.push(...(TERM_SYNONYMS.get(token) ?? [token]));
+    i++;
+  }
+  return out;
+}
+
+/** The longest phrase of `table` starting at `tokens[i]`, with how many tokens it spans. */
+export function matchPhrase<V>(
+  tokens: readonly string[],
+  i: number,
+  table: ReadonlyMap<string, V>,
+  maxWords = 3,
+): { value: V; length: number } | undefined {
+  for (let n = Math.min(maxWords, tokens.length - i); n >= 2; n--) {
+    const value = table.get(tokens.slice(i, i + n).join(' '));
+    if (value !== undefined) return { value, length: n };
+  }
+  return undefined;
+}
+
+const stemCache = new Map<string, string>();
+
+/** Porter stem of one lowercase token; digits and very short tokens stay as they are. */
+export function stem(token: string): string {
+  if (token.length < 3 || /^\p{N}+$/u.test(token)) return token;
+  let s = stemCache.get(token);
+  if (s === undefined) {
+    s = stemmer(token);
+    if (stemCache.size > 50_000) stemCache.clear(); // bound the memo on odd inputs
+    stemCache.set(token, s);
+  }
+  return s;
+}
+
+/** One normalized token to its index term: stopwords dropped (unless kept), the rest stemmed. */
+export function processTerm(token: string, keepStopwords = false): string | null {
+  if (!keepStopwords && STOPWORDS.has(token)) return null;
+  return stem(token);
+}
+
+/** Text to its index terms in order: tokenize, normalize, drop stopwords, stem. */
+export function analyze(text: string, keepStopwords = false): string[] {
+  const terms: string[] = [];
+  for (const token of normalizeTokens(tokenize(text))) {
+    const term = processTerm(token, keepStopwords);
+    if (term) terms.push(term);
+  }
+  return terms;
+}

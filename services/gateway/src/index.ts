@@ -1,0 +1,314 @@
+/**
+ * The gateway: askbus's only HTTP surface. It turns each REST dialect of /ask into one
+ * AskRequest on the bus (contracts.ask) and renders the router's Message stream back.
+ */
+import { readFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
+import Fastify from 'fastify';
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  FastifyServerOptions,
+} from 'fastify';
+import cors from '@fastify/cors';
+import { BusError, newTraceparent, parseTraceparent } from '@askbus/bus';
+import type { Bus } from '@askbus/bus';
+import { contracts, createMessageFactory } from '@askbus/contracts';
+import type { Message, SiteInfo } from '@askbus/contracts';
+import { parseAsk, parseForm } from './dialect';
+import type { AskCall } from './dialect';
+import { BadRequestError, failureOf } from './errors';
+import type { Failure } from './errors';
+import { homePage } from './home';
+import { JsonCollector, KEEPALIVE, SSE_HEADERS, SseRenderer, errorBody, sseFrame } from './render';
+
+export { parseAsk, parseForm, flattenV055 } from './dialect';
+export type { AskCall, AskInput, Dialect } from './dialect';
+export { BadRequestError, failureOf, httpStatusOf } from './errors';
+export type { BadRequestBody, Failure } from './errors';
+export { JsonCollector, SseRenderer, SSE_HEADERS, sseFrame, resultItems, v055Meta } from './render';
+
+export interface GatewayOptions {
+  /** Interval of `: keepalive` comments on SSE responses (ms). */
+  keepAliveMs?: number;
+  /** Time limit of one /ask call on the bus (ms). */
+  askTimeoutMs?: number;
+  /** Fastify logger: false (default), true, or pino options. */
+  logger?: boolean | object;
+  /** Reported by /health and the home page; defaults to this package's version. */
+  version?: string;
+  /** On close, how long running answers may still finish before they are cut off (ms). */
+  shutdownGraceMs?: number;
+}
+
+const ROUTER = 'the askbus router';
+const RETRIEVER = 'the askbus retriever';
+const READY_TIMEOUT_MS = 2_000;
+const SITES_TIMEOUT_MS = 10_000;
+
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version?: string;
+    };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/** The incoming W3C traceparent when it is valid, else a new trace. */
+function traceparentOf(req: FastifyRequest): string {
+  const h = req.headers.traceparent;
+  const value = Array.isArray(h) ? h[0] : h;
+  return value && parseTraceparent(value) ? value.trim() : newTraceparent();
+}
+
+const truthy = (v: unknown): boolean =>
+  ['true', '1', 'yes'].includes(
+    String(Array.isArray(v) ? v[0] : (v ?? ''))
+      .trim()
+      .toLowerCase(),
+  );
+
+/** Headers fastify would have sent (CORS and the like), for responses written to the raw socket. */
+function pendingHeaders(reply: FastifyReply): Record<string, string | number | string[]> {
+  const out: Record<string, string | number | string[]> = {};
+  for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+/** Writes to a raw response, waiting while its buffer is full; a closed response swallows writes. */
+function writer(raw: ServerResponse): (chunk: string) => Promise<void> {
+  return async (chunk) => {
+    if (!chunk || raw.destroyed || raw.writableEnded) return;
+    if (raw.write(chunk)) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        raw.off('drain', done);
+        raw.off('close', done);
+        resolve();
+      };
+      raw.on('drain', done);
+      raw.on('close', done);
+    });
+  };
+}
+
+/** An answer in progress, so that close() can wait for it or cut it off. */
+interface Running {
+  stop(): void;
+  done: Promise<void>;
+}
+
+export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise<FastifyInstance> {
+  const keepAliveMs = opts.keepAliveMs ?? 15_000;
+  const askTimeoutMs = opts.askTimeoutMs ?? 60_000;
+  const shutdownGraceMs = opts.shutdownGraceMs ?? 10_000;
+  const version = opts.version ?? packageVersion();
+  const startedAt = Date.now();
+  const running = new Set<Running>();
+
+  const app = Fastify({ logger: (opts.logger ?? false) as FastifyServerOptions['logger'] });
+
+  await app.register(cors, {
+    origin: '*',
+    methods: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
+    exposedHeaders: ['X-Query-Id'],
+  });
+
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    done(null, parseForm(String(body)));
+  });
+  // Anything else (text/plain and friends) arrives as text; the dialect accepts JSON in it.
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+
+  app.setErrorHandler((err: FastifyError | BadRequestError, req, reply) => {
+    if (reply.sent || reply.raw.headersSent) return;
+    if (err instanceof BadRequestError) return reply.code(400).send(err.toBody());
+    const status = err.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      const code = 'code' in err ? err.code : '';
+      const error =
+        code === 'FST_ERR_CTP_INVALID_JSON_BODY'
+          ? `the request body is not valid JSON (${err.message})`
+          : code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
+            ? 'the request body is empty but its content-type is application/json'
+            : err.message;
+      const body = new BadRequestError(code.startsWith('FST_ERR_CTP') ? 'body' : 'request', error).toBody();
+      return reply.code(status === 413 ? 413 : 400).send(body);
+    }
+    req.log.error({ err }, 'request failed');
+    return reply
+      .code(500)
+      .send({ message_type: 'error', error: 'internal error in the gateway', code: 'internal', status: 500 });
+  });
+
+  app.setNotFoundHandler((req, reply) =>
+    reply.code(404).send({
+      message_type: 'error',
+      error: `no route for ${req.method} ${req.url.split('?')[0]}`,
+      code: 'not_found',
+      status: 404,
+    }),
+  );
+
+  // Close waits for running answers (new requests already get 503), then cuts them off.
+  app.addHook('preClose', async () => {
+    const all = (): Promise<unknown> => Promise.all([...running].map((r) => r.done));
+    const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
+    if (running.size === 0) return;
+    const finished = await Promise.race([all().then(() => true), sleep(shutdownGraceMs).then(() => false)]);
+    if (finished) return;
+    for (const r of running) r.stop();
+    await Promise.race([all(), sleep(1_000)]);
+  });
+
+  /**
+   * Runs one ask on the bus, handing each message to `onMessage`. A client that hangs up aborts
+   * the bus stream and cancels the query in every service.
+   */
+  async function pump(
+    call: AskCall,
+    traceparent: string,
+    raw: ServerResponse,
+    onMessage: (m: Message) => Promise<void> | void,
+  ): Promise<{ failure?: Failure; clientGone: boolean }> {
+    const { queryId } = call.request;
+    const controller = new AbortController();
+    let clientGone = false;
+    let shutdown = false;
+    let settle!: () => void;
+    const entry: Running = {
+      stop: () => {
+        shutdown = true;
+        controller.abort();
+      },
+      done: new Promise<void>((r) => (settle = r)),
+    };
+    const onClose = (): void => {
+      clientGone = true;
+      controller.abort();
+      bus.cancel(queryId);
+    };
+    raw.on('close', onClose);
+    running.add(entry);
+    try {
+      const stream = bus.stream(contracts.ask, call.request, {
+        queryId,
+        signal: controller.signal,
+        traceparent,
+        timeoutMs: askTimeoutMs,
+      });
+      for await (const m of stream) await onMessage(m);
+      return { clientGone };
+    } catch (err) {
+      if (clientGone) return { clientGone };
+      if (shutdown) {
+        bus.cancel(queryId);
+        return {
+          clientGone,
+          failure: failureOf(new BusError('unavailable', 'the gateway is shutting down'), ROUTER),
+        };
+      }
+      return { clientGone, failure: failureOf(err, ROUTER) };
+    } finally {
+      raw.off('close', onClose);
+      running.delete(entry);
+      settle();
+    }
+  }
+
+  async function streamAnswer(call: AskCall, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const raw = reply.raw;
+    const stamp = createMessageFactory(call.request.conversationId, `gateway-${call.request.queryId}`);
+    const renderer = new SseRenderer(call, stamp);
+    const write = writer(raw);
+    raw.on('error', (err) => req.log.debug({ err }, 'SSE response failed'));
+    reply.hijack();
+    raw.writeHead(200, { ...pendingHeaders(reply), ...SSE_HEADERS, 'x-query-id': call.request.queryId });
+    raw.flushHeaders();
+    const keepalive = setInterval(() => void write(KEEPALIVE), keepAliveMs);
+    try {
+      const { failure, clientGone } = await pump(call, traceparentOf(req), raw, (m) =>
+        write(renderer.render(m)),
+      );
+      if (clientGone) return;
+      await write(failure ? renderer.fail(failure) : renderer.finish());
+    } finally {
+      clearInterval(keepalive);
+      if (!raw.destroyed && !raw.writableEnded) raw.end();
+    }
+  }
+
+  async function jsonAnswer(call: AskCall, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const collector = new JsonCollector(call);
+    const { failure } = await pump(call, traceparentOf(req), reply.raw, (m) => collector.add(m));
+    reply.header('x-query-id', call.request.queryId);
+    if (failure) return reply.code(failure.status).send(errorBody(call, failure));
+    return reply.send(collector.body());
+  }
+
+  app.route({
+    method: ['GET', 'POST'],
+    url: '/ask',
+    exposeHeadRoute: false,
+    handler: async (req, reply) => {
+      const call = parseAsk({ query: req.query, body: req.body, accept: req.headers.accept });
+      if (!call.streaming) return jsonAnswer(call, req, reply);
+      await streamAnswer(call, req, reply);
+      return reply;
+    },
+  });
+
+  app.get('/sites', async (req, reply) => {
+    let sites: SiteInfo[];
+    try {
+      ({ sites } = await bus.request(
+        contracts.sites,
+        {},
+        { timeoutMs: SITES_TIMEOUT_MS, traceparent: traceparentOf(req) },
+      ));
+    } catch (err) {
+      const f = failureOf(err, RETRIEVER);
+      return reply.code(f.status).send({ message_type: 'error', ...f });
+    }
+    const body = { 'message-type': 'sites', sites: sites.map((s) => s.name), details: sites };
+    if (!truthy((req.query as Record<string, unknown>).streaming)) return body;
+    reply.hijack();
+    reply.raw.writeHead(200, { ...pendingHeaders(reply), ...SSE_HEADERS });
+    reply.raw.end(sseFrame(body));
+    return reply;
+  });
+
+  app.get('/health', async () => ({
+    status: 'healthy',
+    timestamp: new Date().toISOString(),
+    uptime_seconds: Math.floor((Date.now() - startedAt) / 1000),
+    version,
+  }));
+
+  app.get('/ready', async (_req, reply) => {
+    const checks = { nats: !bus.nc.isClosed() && !bus.nc.isDraining(), retriever: false };
+    let error: string | undefined;
+    if (checks.nats) {
+      try {
+        await bus.request(contracts.sites, {}, { timeoutMs: READY_TIMEOUT_MS });
+        checks.retriever = true;
+      } catch (err) {
+        error = failureOf(err, RETRIEVER).error;
+      }
+    } else error = 'the NATS connection is closed';
+    if (checks.nats && checks.retriever) return { status: 'ready', checks };
+    const failing = Object.entries(checks)
+      .filter(([, ok]) => !ok)
+      .map(([name]) => name);
+    return reply.code(503).send({ status: 'not_ready', checks, failing, error });
+  });
+
+  app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(homePage(version)));
+
+  return app;
+}

@@ -1,0 +1,302 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import MiniSearch, { type Options } from 'minisearch';
+import { z } from 'zod';
+import { StoredItem, type RetrievedItem, type SiteInfo } from '@askbus/contracts';
+import {
+  ANALYZER_VERSION,
+  FIELD_BOOSTS,
+  FIELD_NAMES,
+  flattenItem,
+  intentValue,
+  itemFacts,
+  normalizeTokens,
+  parseQuery,
+  processTerm,
+  tokenize,
+  type Intent,
+  type ItemFacts,
+} from '@askbus/search-core';
+
+/** What one search asks (SearchRequest after parsing; numResults defaults to 50). */
+export interface SearchParams {
+  query: string;
+  /** Sites to search; `all` anywhere in the list means every site. */
+  site: string[];
+  numResults?: number;
+  /** Keep only items whose `@type` is one of these. */
+  types?: string[];
+}
+
+/** An upsert the store refuses (the caller's fault, not the store's). */
+export class StoreInputError extends Error {
+  override name = 'StoreInputError';
+}
+
+export interface IndexStoreOptions {
+  /** Directory for items.json and index.json; without it the store lives in memory only. */
+  dataDir?: string;
+}
+
+/** How `open` found its data. */
+export type OpenedFrom = 'empty' | 'disk' | 'rebuilt';
+
+/** One MiniSearch document: an item's weighted fields as text, plus what filters and boosts need. */
+interface IndexDoc {
+  id: string;
+  name: string;
+  people: string;
+  categories: string;
+  text: string;
+  site: string;
+  type: string;
+  facts: ItemFacts;
+}
+
+/**
+ * Analysis is search-core's, so the index and the ranker's local scorer agree on words:
+ * tokenize + synonyms as MiniSearch's tokenize, stopwords + Porter stemming as its processTerm
+ * (stopwords kept in titles, so "Up" can be found). Queries are analyzed by parseQuery and
+ * handed over as finished terms (see `search`).
+ */
+const INDEX_OPTIONS: Options<IndexDoc> = {
+  idField: 'id',
+  fields: [...FIELD_NAMES],
+  storeFields: ['site', 'type', 'facts'],
+  tokenize: (text) => normalizeTokens(tokenize(text)),
+  processTerm: (term, fieldName) => processTerm(term, fieldName === 'name'),
+};
+
+/** items.json: the items themselves, and which index.json they belong with. */
+const PersistedItems = z.object({
+  format: z.literal(1),
+  analyzer: z.number().int(),
+  /** sha256 of index.json as written with these items; a mismatch means "rebuild". */
+  indexSha256: z.string(),
+  items: z.array(StoredItem),
+});
+
+/** Weight of query terms that come only from intent words. */
+const INTENT_TERM_WEIGHT = 0.3;
+/**
+ * Factor for items of a type the query names: on site `all`, "ford movies" means John Ford's
+ * films, even though Ford cars carry "ford" in their very names. Large on purpose.
+ */
+const NAMED_TYPE_BOOST = 10;
+
+const ITEMS_FILE = 'items.json';
+const INDEX_FILE = 'index.json';
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+function toDoc(item: StoredItem): IndexDoc {
+  const fields = flattenItem(item);
+  return {
+    id: item.url,
+    name: fields.name.join('\n'),
+    people: fields.people.join('\n'),
+    categories: fields.categories.join('\n'),
+    text: fields.text.join('\n'),
+    site: item.site,
+    type: item['@type'],
+    facts: itemFacts(item.schema_object),
+  };
+}
+
+/** Writes a file so readers see the old or the new content, never half of it. */
+async function writeFileAtomic(path: string, content: string): Promise<void> {
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    await writeFile(tmp, content, 'utf8');
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+}
+
+async function readIfExists(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/**
+ * The retriever's index: schema.org items by URL, searchable with MiniSearch (BM25+), filtered
+ * by site and type, persisted to `dataDir`. Usable in-process without NATS.
+ */
+export class IndexStore {
+  private readonly items = new Map<string, StoredItem>();
+  private index = new MiniSearch<IndexDoc>(INDEX_OPTIONS);
+  private writes: Promise<void> = Promise.resolve();
+  private _openedFrom: OpenedFrom = 'empty';
+
+  private constructor(private readonly dataDir: string | undefined) {}
+
+  /**
+   * Opens the store: from dataDir's files when they are there (MiniSearch's own JSON, no
+   * re-indexing), re-indexing the saved items when index.json is missing, stale or from
+   * another analyzer version. A damaged items.json is an error: better to stop than to
+   * start empty and lose a site without a word.
+   */
+  static async open(opts: IndexStoreOptions = {}): Promise<IndexStore> {
+    const store = new IndexStore(opts.dataDir);
+    if (!opts.dataDir) return store;
+    const itemsPath = join(opts.dataDir, ITEMS_FILE);
+    const itemsText = await readIfExists(itemsPath);
+    if (itemsText === undefined) return store;
+
+    let saved: z.infer<typeof PersistedItems>;
+    try {
+      saved = PersistedItems.parse(JSON.parse(itemsText));
+    } catch (err) {
+      throw new Error(
+        `${itemsPath} is not a readable askbus index: ${err instanceof Error ? err.message : err}`,
+      );
+    }
+    for (const item of saved.items) store.items.set(item.url, item);
+
+    const indexText = await readIfExists(join(opts.dataDir, INDEX_FILE));
+    if (
+      indexText !== undefined &&
+      saved.analyzer === ANALYZER_VERSION &&
+      sha256(indexText) === saved.indexSha256
+    ) {
+      try {
+        store.index = MiniSearch.loadJSON<IndexDoc>(indexText, INDEX_OPTIONS);
+        if (store.index.documentCount === store.items.size) {
+          store._openedFrom = 'disk';
+          return store;
+        }
+      } catch {
+        // fall through to a rebuild from the items
+      }
+    }
+    store.index = new MiniSearch<IndexDoc>(INDEX_OPTIONS);
+    store.index.addAll([...store.items.values()].map(toDoc));
+    store._openedFrom = 'rebuilt';
+    await store.persist();
+    return store;
+  }
+
+  get openedFrom(): OpenedFrom {
+    return this._openedFrom;
+  }
+
+  /** Number of items over all sites. */
+  get size(): number {
+    return this.items.size;
+  }
+
+  get(url: string): StoredItem | undefined {
+    return this.items.get(url);
+  }
+
+  /**
+   * Best matches first: BM25+ over the weighted fields (name > people, categories > text),
+   * any query term may match (OR), a little fuzziness for typos, prefix on the last term;
+   * a query's numeric intents ("fuel efficient", "best") raise items whose numbers fit, and
+   * items of a type it names ("cars") come before others.
+   */
+  search(params: SearchParams): RetrievedItem[] {
+    const parsed = parseQuery(params.query);
+    if (parsed.searchTerms.length === 0) return [];
+    const sites = params.site.includes('all') ? undefined : new Set(params.site);
+    const types = params.types?.length ? new Set(params.types) : undefined;
+    const intents = parsed.intents;
+    const namedTypes = new Set(parsed.types);
+    const intentTerms = new Set(parsed.intentTerms);
+    const results = this.index.search(parsed.searchTerms.join(' '), {
+      // the terms are already analyzed: split them apart again, change nothing
+      tokenize: (q) => q.split(' '),
+      processTerm: (t) => t,
+      boost: { ...FIELD_BOOSTS },
+      combineWith: 'OR',
+      prefix: (term, i, terms) => i === terms.length - 1 && term.length >= 4,
+      fuzzy: (term) => (term.length >= 6 ? 1 : false),
+      weights: { fuzzy: 0.3, prefix: 0.4 },
+      // "best", "fast" …: their numbers matter (boostDocument), their words a little
+      boostTerm: (term) => (intentTerms.has(term) ? INTENT_TERM_WEIGHT : 1),
+      filter: (r) => (!sites || sites.has(r.site as string)) && (!types || types.has(r.type as string)),
+      boostDocument: (_id, _term, stored) =>
+        (namedTypes.has(stored?.type as string) ? NAMED_TYPE_BOOST : 1) * intentBoost(intents, stored),
+    });
+    const out: RetrievedItem[] = [];
+    for (const r of results) {
+      const item = this.items.get(r.id as string);
+      if (!item) continue;
+      out.push({ ...item, retrievalScore: Math.round(r.score * 1e4) / 1e4 });
+      if (out.length >= (params.numResults ?? 50)) break;
+    }
+    return out;
+  }
+
+  /**
+   * Adds or replaces items by URL, so loading the same site twice leaves the same count.
+   * Every item must belong to `site`. Call `persist` to write the result to disk.
+   */
+  upsert(site: string, items: readonly StoredItem[]): { upserted: number; total: number } {
+    const wrong = items.find((i) => i.site !== site);
+    if (wrong) throw new StoreInputError(`item ${wrong.url} belongs to site "${wrong.site}", not "${site}"`);
+    const latest = new Map(items.map((i) => [i.url, i])); // the last of repeated URLs wins
+    for (const item of latest.values()) {
+      const doc = toDoc(item);
+      if (this.index.has(item.url)) this.index.replace(doc);
+      else this.index.add(doc);
+      this.items.set(item.url, item);
+    }
+    return { upserted: latest.size, total: this.items.size };
+  }
+
+  /** Each site with its item count and @types, by name. */
+  sites(): SiteInfo[] {
+    const bySite = new Map<string, { count: number; types: Set<string> }>();
+    for (const item of this.items.values()) {
+      let s = bySite.get(item.site);
+      if (!s) bySite.set(item.site, (s = { count: 0, types: new Set() }));
+      s.count++;
+      s.types.add(item['@type']);
+    }
+    return [...bySite.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([name, s]) => ({ name, itemCount: s.count, types: [...s.types].sort() }));
+  }
+
+  /**
+   * Writes items.json and index.json (each atomically: temp file, then rename). Both are
+   * serialized at the same instant and tied by index.json's hash, so a crash between the two
+   * renames is noticed on open and repaired by re-indexing. Writes run one after another.
+   */
+  persist(): Promise<void> {
+    const dir = this.dataDir;
+    if (!dir) return Promise.resolve();
+    const write = async (): Promise<void> => {
+      const indexText = JSON.stringify(this.index);
+      const itemsText = JSON.stringify({
+        format: 1,
+        analyzer: ANALYZER_VERSION,
+        indexSha256: sha256(indexText),
+        items: [...this.items.values()],
+      });
+      await mkdir(dir, { recursive: true });
+      await writeFileAtomic(join(dir, INDEX_FILE), indexText);
+      await writeFileAtomic(join(dir, ITEMS_FILE), itemsText);
+    };
+    const next = this.writes.then(write, write);
+    this.writes = next.catch(() => undefined);
+    return next;
+  }
+}
+
+/** 1 plus the mean fit of the item's numbers to the query's intents (so 1..2; never 0, which would drop it). */
+function intentBoost(intents: readonly Intent[], stored: Record<string, unknown> | undefined): number {
+  if (intents.length === 0) return 1;
+  const facts = (typeof stored?.facts === 'object' && stored.facts !== null ? stored.facts : {}) as ItemFacts;
+  let sum = 0;
+  for (const intent of intents) sum += intentValue(intent, facts) ?? 0;
+  return 1 + sum / intents.length;
+}
