@@ -6,6 +6,7 @@ export default defineConfig({
       'libs/*/src/**/*.test.ts',
       'services/*/src/**/*.test.ts',
       'cli/src/**/*.test.ts',
+      'deploy/**/*.test.ts',
       'test/**/*.test.ts',
     ],
     testTimeout: 30_000,

@@ -15,6 +15,7 @@ import { buildGateway } from '@askbus/gateway';
 import { startRanker } from '@askbus/ranker';
 import { startRetriever } from '@askbus/retriever';
 import { routerOptionsFromEnv, startRouter } from '@askbus/router';
+import { createRegistry, instrumentBus, startTelemetry } from '@askbus/telemetry';
 
 const repoRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
 
@@ -100,7 +101,10 @@ export async function up(opts: UpOptions): Promise<Running> {
 
   if (opts.demo) await loadMissingDemoSites(gatewayBus, opts.log);
 
-  const app = await buildGateway(gatewayBus, { logger: false });
+  const buses = [gatewayBus, routerBus, ...rankerBuses, retrieverBus];
+  const metrics = createRegistry();
+  for (const bus of buses) instrumentBus(bus, metrics);
+  const app = await buildGateway(gatewayBus, { logger: false, metrics });
   let port = opts.port;
   try {
     await app.listen({ port, host: opts.host });
@@ -114,7 +118,6 @@ export async function up(opts: UpOptions): Promise<Running> {
   const shownHost = opts.host === '0.0.0.0' || opts.host === '::' ? '127.0.0.1' : opts.host;
   const url = `http://${shownHost}:${port}`;
 
-  const buses = [gatewayBus, routerBus, ...rankerBuses, retrieverBus];
   return {
     url,
     natsUrl,
@@ -147,10 +150,13 @@ async function loadMissingDemoSites(bus: Bus, log: (line: string) => void): Prom
 
 export async function runUp(): Promise<void> {
   const opts = upOptionsFromEnv();
+  // Traces go out only when OTEL_EXPORTER_OTLP_ENDPOINT (or another OTEL_* variable) asks.
+  const telemetry = startTelemetry('askbus');
   const running = await up(opts);
   onShutdown(async () => {
     opts.log('askbus: stopping');
     await running.stop();
+    await telemetry.shutdown();
   });
   opts.log(
     `askbus is up: ${running.url}  (try ${running.url}/ask?query=westerns+with+clint+eastwood&site=movies)`,

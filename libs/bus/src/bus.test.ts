@@ -258,3 +258,43 @@ async function waitFor(cond: () => boolean, ms = 3_000): Promise<void> {
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+describe('service discovery ($SRV, ADR-32)', () => {
+  it('answers PING, INFO and STATS for every replica with its endpoints and counts', async () => {
+    const decode = (m: { data: Uint8Array }) =>
+      JSON.parse(new TextDecoder().decode(m.data)) as Record<string, unknown>;
+    const replies = async (subject: string) => {
+      const out: Record<string, unknown>[] = [];
+      for await (const m of await client.nc.requestMany(subject, undefined, { maxWait: 300 }))
+        out.push(decode(m));
+      return out;
+    };
+    const pings = await replies('$SRV.PING.svc');
+    expect(pings.map((p) => p.id).sort()).toEqual([server.discovery.id, server2.discovery.id].sort());
+    expect(pings[0]).toMatchObject({ type: 'io.nats.micro.v1.ping_response', name: 'svc' });
+
+    const [info] = await replies(`$SRV.INFO.svc.${server.discovery.id}`);
+    expect(info).toMatchObject({
+      type: 'io.nats.micro.v1.info_response',
+      name: 'svc',
+      id: server.discovery.id,
+    });
+    expect(info!.endpoints).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ subject: 'retrieve.v1.sites', queue_group: 'svc' }),
+        expect.objectContaining({ subject: 'rank.v1.score', queue_group: 'svc' }),
+      ]),
+    );
+
+    const stats = await replies('$SRV.STATS.svc');
+    const sites = stats
+      .flatMap((s) => s.endpoints as { subject: string; num_requests: number; num_errors: number }[])
+      .filter((e) => e.subject === 'retrieve.v1.sites');
+    // Every sites request handled so far in this file, across both replicas: the ones the
+    // handler saw, and the malformed one that got a bad_request.
+    expect(sites.reduce((n, e) => n + e.num_requests, 0)).toBe(seen.length + 1);
+    expect(sites.reduce((n, e) => n + e.num_errors, 0)).toBe(1);
+    const all = await replies('$SRV.PING');
+    expect(all.map((p) => p.name)).toEqual(expect.arrayContaining(['svc', 'client']));
+  });
+});

@@ -6,8 +6,9 @@ import type { StreamContract, UnaryContract } from '@askbus/contracts';
 import type { z } from 'zod';
 import { decodeWith, encodeJson } from './codec';
 import { BusError } from './errors';
+import { Discovery } from './discovery';
 import { H } from './headers';
-import { childTraceparent, newTraceparent } from './trace';
+import { startCallSpan, startHandlerSpan, withContext } from './tracing';
 
 /** How a call is made: which query it belongs to, how long it may take, how to stop it. */
 export interface CallOptions {
@@ -44,6 +45,8 @@ export interface BusOptions {
   /** Default time limit of calls without one. */
   defaultTimeoutMs?: number;
   log?: (level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+  /** Version shown by $SRV discovery. */
+  version?: string;
 }
 
 export interface ServeOptions {
@@ -51,6 +54,12 @@ export interface ServeOptions {
   queue?: string;
   /** This handler's own limit; the caller's deadline still applies when smaller. */
   timeoutMs?: number;
+}
+
+/** Told of every call made and every request handled, for metrics. */
+export interface BusObserver {
+  called(subject: string, outcome: string, seconds: number): void;
+  handled(subject: string, outcome: string, seconds: number): void;
 }
 
 /** Counters a test or a metrics endpoint can read. */
@@ -81,6 +90,9 @@ export class Bus {
   private readonly inactivityMs: number;
   private readonly defaultTimeoutMs: number;
   private closing = false;
+  private observer: BusObserver | undefined;
+  /** Answers $SRV.PING / INFO / STATS for this process. */
+  readonly discovery: Discovery;
 
   constructor(
     readonly nc: NatsConnection,
@@ -89,6 +101,7 @@ export class Bus {
     this.heartbeatMs = opts.heartbeatMs ?? 2_000;
     this.inactivityMs = opts.inactivityMs ?? 15_000;
     this.defaultTimeoutMs = opts.defaultTimeoutMs ?? 60_000;
+    this.discovery = new Discovery(nc, opts.service, opts.version ?? '0.1.0');
     // Every process hears every cancel (no queue group) and aborts what it runs for that query.
     this.cancelSub = nc.subscribe(`${CANCEL_PREFIX}.>`, {
       callback: (_err, msg) => this.onCancel(msg.subject),
@@ -97,6 +110,15 @@ export class Bus {
 
   get service(): string {
     return this.opts.service;
+  }
+
+  /** True once drain() began: the service takes no new work (readiness goes false). */
+  get draining(): boolean {
+    return this.closing;
+  }
+
+  observe(observer: BusObserver): void {
+    this.observer = observer;
   }
 
   /** Cancels everything in flight for a query in every service, or one call of it. */
@@ -112,10 +134,11 @@ export class Bus {
     req: z.input<C['request']>,
     opts: CallOptions = {},
   ): Promise<z.infer<C['reply']>> {
-    const call = this.prepareCall(contract.request, req, opts);
+    const call = this.prepareCall(contract.subject, contract.request, req, opts);
     const inbox = createInbox();
     const sub = this.nc.subscribe(inbox, { max: 1 });
     const cleanup = (): void => sub.unsubscribe();
+    let failure: BusError | undefined;
     try {
       this.nc.publish(contract.subject, call.payload, { reply: inbox, headers: call.headers });
       const msg = await this.nextMessage(sub[Symbol.asyncIterator](), call, call.remainingMs());
@@ -126,14 +149,14 @@ export class Bus {
         C['reply']
       >;
     } catch (err) {
-      const e = BusError.from(err);
-      if (e.code === 'cancelled' || e.code === 'timeout' || e.code === 'deadline_exceeded') {
+      failure = BusError.from(err);
+      if (['cancelled', 'timeout', 'deadline_exceeded'].includes(failure.code)) {
         this.cancel(call.queryId, call.callId);
       }
-      throw e;
+      throw failure;
     } finally {
       cleanup();
-      call.dispose();
+      call.dispose(failure);
     }
   }
 
@@ -143,18 +166,23 @@ export class Bus {
     req: z.input<C['request']>,
     opts: CallOptions = {},
   ): AsyncGenerator<z.infer<C['chunk']>, void, undefined> {
-    const call = this.prepareCall(contract.request, req, opts);
+    const call = this.prepareCall(contract.subject, contract.request, req, opts);
     const inbox = createInbox();
     const sub = this.nc.subscribe(inbox);
     const messages = sub[Symbol.asyncIterator]();
     const inactivity = opts.inactivityMs ?? this.inactivityMs;
     let expected = 0;
     let finished = false;
+    let failure: BusError | undefined;
     try {
       this.nc.publish(contract.subject, call.payload, { reply: inbox, headers: call.headers });
       for (;;) {
-        const msg = await this.nextMessage(messages, call, Math.min(inactivity, call.remainingMs()), () =>
-          call.remainingMs() <= 0
+        // Whichever limit is nearer decides the error, fixed now: timers may fire a millisecond
+        // early by Date.now(), so asking the clock again when one fires could pick the wrong one.
+        const remaining = call.remainingMs();
+        const byDeadline = remaining <= inactivity;
+        const msg = await this.nextMessage(messages, call, Math.min(inactivity, remaining), () =>
+          byDeadline
             ? new BusError('deadline_exceeded', `${contract.subject} passed its deadline`)
             : new BusError('timeout', `${contract.subject} sent nothing for ${inactivity} ms`),
         );
@@ -181,16 +209,17 @@ export class Bus {
         >;
       }
     } catch (err) {
-      throw BusError.from(err);
+      failure = BusError.from(err);
+      throw failure;
     } finally {
       sub.unsubscribe();
-      call.dispose();
+      call.dispose(failure);
       // Stopped before the end marker (consumer broke off, timeout, abort): stop the server too.
       if (!finished) this.cancel(call.queryId, call.callId);
     }
   }
 
-  private prepareCall(schema: z.ZodType, req: unknown, opts: CallOptions) {
+  private prepareCall(subject: string, schema: z.ZodType, req: unknown, opts: CallOptions) {
     const parsed = schema.safeParse(req);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -210,7 +239,9 @@ export class Bus {
     h.set(H.queryId, queryId);
     h.set(H.callId, callId);
     h.set(H.deadline, String(deadline));
-    h.set(H.traceparent, opts.traceparent ? childTraceparent(opts.traceparent) : newTraceparent());
+    const span = startCallSpan(subject, queryId, opts.traceparent);
+    span.inject(h);
+    const started = performance.now();
     return {
       queryId,
       callId,
@@ -218,7 +249,10 @@ export class Bus {
       payload: encodeJson(parsed.data),
       signal: opts.signal,
       remainingMs: () => deadline - Date.now(),
-      dispose: () => undefined,
+      dispose: (failure?: BusError) => {
+        span.end(failure);
+        this.observer?.called(subject, failure?.code ?? 'ok', (performance.now() - started) / 1000);
+      },
     };
   }
 
@@ -343,8 +377,10 @@ export class Bus {
   }
 
   private subscribe(subject: string, opts: ServeOptions, onMsg: (msg: Msg) => Promise<void>): Subscription {
+    const queue = opts.queue ?? this.opts.service;
+    this.discovery.addEndpoint(subject, queue);
     const sub = this.nc.subscribe(subject, {
-      queue: opts.queue ?? this.opts.service,
+      queue,
       callback: (_err, msg) => {
         if (this.closing) return;
         const p = onMsg(msg).catch((err) =>
@@ -371,7 +407,8 @@ export class Bus {
     const callerDeadline = Number(msg.headers?.get(H.deadline)) || Infinity;
     const ownDeadline = opts.timeoutMs ? Date.now() + opts.timeoutMs : Infinity;
     const deadlineAt = Math.min(callerDeadline, ownDeadline);
-    const traceparent = msg.headers?.get(H.traceparent) || newTraceparent();
+    const handlerSpan = startHandlerSpan(msg.subject, queryId, msg.headers);
+    const traceparent = handlerSpan.traceparent;
     const controller = new AbortController();
     const timer =
       deadlineAt === Infinity
@@ -391,9 +428,11 @@ export class Bus {
       traceparent,
       onward: (extra = {}) => ({ queryId, deadline, signal: controller.signal, traceparent, ...extra }),
     };
+    let failure: BusError | undefined;
+    const started = performance.now();
     try {
       const req = decodeWith(schema, msg.data, 'bad_request', `request to ${msg.subject}`);
-      await work(req, ctx);
+      await withContext(handlerSpan.context, () => work(req, ctx));
       this.stats.served++;
     } catch (err) {
       let e = BusError.from(err);
@@ -406,8 +445,17 @@ export class Bus {
         this.stats.failed++;
         if (e.code === 'internal') this.opts.log?.('error', e.message, { subject: msg.subject, queryId });
       }
+      failure = e;
       fail(e);
     } finally {
+      handlerSpan.end(failure);
+      const seconds = (performance.now() - started) / 1000;
+      this.observer?.handled(msg.subject, failure?.code ?? 'ok', seconds);
+      this.discovery.record(
+        msg.subject,
+        seconds,
+        failure && failure.code !== 'cancelled' ? failure.message : undefined,
+      );
       clearTimeout(timer);
       this.stats.inFlight--;
       this.unregister(queryId, callId);
@@ -449,6 +497,7 @@ export class Bus {
       await Promise.race([done, new Promise((r) => setTimeout(r, 1_000).unref())]);
     }
     this.cancelSub.unsubscribe();
+    this.discovery.stop();
     if (!this.nc.isClosed()) await this.nc.drain().catch(() => undefined);
   }
 }

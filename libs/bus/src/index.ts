@@ -1,4 +1,5 @@
 export * from './bus';
+export * from './discovery';
 export * from './errors';
 export * from './headers';
 export * from './nats-server';

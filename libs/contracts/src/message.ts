@@ -25,6 +25,8 @@ export const MessageType = z.enum([
   'site_is_irrelevant_to_query',
   'tool_selection',
   'retrieval_count',
+  'summary_chunk',
+  'nlws_chunk',
 ]);
 export type MessageType = z.infer<typeof MessageType>;
 
@@ -63,6 +65,16 @@ export const NlwsMessage = z.object({
   '@type': z.literal('GeneratedAnswer'),
   answer: z.string(),
   items: z.array(ResultItem),
+});
+/**
+ * A piece of a summary or generated answer as the model writes it (askbus's addition; NLWeb
+ * sends only the whole). `content` is the text delta; the complete `result`/Summary or `nlws`
+ * message follows the last chunk.
+ */
+export const AnswerChunkMessage = z.object({
+  ...envelope,
+  message_type: z.enum(['summary_chunk', 'nlws_chunk']),
+  content: z.string(),
 });
 export const ErrorMessage = z.object({
   ...envelope,
@@ -117,6 +129,7 @@ export const Message = z.union([
   SummaryMessage,
   ResultMessage,
   NlwsMessage,
+  AnswerChunkMessage,
   ErrorMessage,
   TextMessage,
   DecontextualizedQueryMessage,

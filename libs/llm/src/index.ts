@@ -1,1 +1,10 @@
-export {};
+export * from './types';
+export * from './errors';
+export * from './json';
+export * from './client';
+export * from './local';
+export * from './openai';
+export * from './anthropic';
+export * from './config';
+export * from './ranking';
+export * from './prompts';

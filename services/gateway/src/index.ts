@@ -13,6 +13,9 @@ import type {
   FastifyServerOptions,
 } from 'fastify';
 import cors from '@fastify/cors';
+import { FastifyOtelInstrumentation } from '@fastify/otel';
+import { context, trace } from '@opentelemetry/api';
+import type { Registry } from 'prom-client';
 import { BusError, newTraceparent, parseTraceparent } from '@askbus/bus';
 import type { Bus } from '@askbus/bus';
 import { contracts, createMessageFactory } from '@askbus/contracts';
@@ -22,6 +25,8 @@ import type { AskCall } from './dialect';
 import { BadRequestError, failureOf } from './errors';
 import type { Failure } from './errors';
 import { homePage } from './home';
+import { mcpPlugin } from './mcp/index';
+import type { McpOptions } from './mcp/index';
 import { JsonCollector, KEEPALIVE, SSE_HEADERS, SseRenderer, errorBody, sseFrame } from './render';
 
 export { parseAsk, parseForm, flattenV055 } from './dialect';
@@ -41,6 +46,12 @@ export interface GatewayOptions {
   version?: string;
   /** On close, how long running answers may still finish before they are cut off (ms). */
   shutdownGraceMs?: number;
+  /** Prometheus registry served at /metrics (askbus up: every service's bus in one process). */
+  metrics?: Registry;
+  /** Bearer token MCP clients must send (else env ASKBUS_MCP_TOKEN; none: open). */
+  mcpAuthToken?: string;
+  /** MCP at /mcp and /mcp/ws: origins, time limits, keep-alives. */
+  mcp?: McpOptions;
 }
 
 const ROUTER = 'the askbus router';
@@ -59,8 +70,13 @@ function packageVersion(): string {
   }
 }
 
-/** The incoming W3C traceparent when it is valid, else a new trace. */
-function traceparentOf(req: FastifyRequest): string {
+/**
+ * The trace a request's bus calls join. With OpenTelemetry on, @fastify/otel made a span for the
+ * request (itself a child of an incoming traceparent) and the bus takes it as parent: undefined.
+ * Without it, the incoming W3C traceparent when it is valid, else a new trace.
+ */
+function traceparentOf(req: FastifyRequest): string | undefined {
+  if (trace.getSpan(context.active())?.isRecording()) return undefined;
   const h = req.headers.traceparent;
   const value = Array.isArray(h) ? h[0] : h;
   return value && parseTraceparent(value) ? value.trim() : newTraceparent();
@@ -112,6 +128,8 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
   const running = new Set<Running>();
 
   const app = Fastify({ logger: (opts.logger ?? false) as FastifyServerOptions['logger'] });
+  // A span per HTTP request; a no-op unless an OpenTelemetry SDK is registered (libs/telemetry).
+  await app.register(new FastifyOtelInstrumentation().plugin());
 
   await app.register(cors, {
     origin: '*',
@@ -172,7 +190,7 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
    */
   async function pump(
     call: AskCall,
-    traceparent: string,
+    traceparent: string | undefined,
     raw: ServerResponse,
     onMessage: (m: Message) => Promise<void> | void,
   ): Promise<{ failure?: Failure; clientGone: boolean }> {
@@ -283,6 +301,11 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
     return reply;
   });
 
+  const metrics = opts.metrics;
+  if (metrics) {
+    app.get('/metrics', async (_req, reply) => reply.type(metrics.contentType).send(await metrics.metrics()));
+  }
+
   app.get('/health', async () => ({
     status: 'healthy',
     timestamp: new Date().toISOString(),
@@ -309,6 +332,12 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
   });
 
   app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(homePage(version)));
+  await app.register(mcpPlugin, {
+    ...opts.mcp,
+    authToken: opts.mcpAuthToken ?? opts.mcp?.authToken,
+    bus,
+    version,
+  });
 
   return app;
 }

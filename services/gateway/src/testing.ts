@@ -49,6 +49,7 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  * Serves contracts.ask. The query text picks the behaviour:
  * `slow` (one result, then waits until cancelled), `fail` (throws after begin),
  * `idle` (waits 150 ms between begin and end), `hang` (sends nothing until cancelled),
+ * `vague` (asks the user a question: ask_user),
  * anything else: begin, intermediate_message, result ×2, summary, result ×1, end.
  */
 export function serveFakeRouter(bus: Bus): FakeRouter {
@@ -75,6 +76,9 @@ export function serveFakeRouter(bus: Bus): FakeRouter {
         throw new BusError('internal', 'the fake router broke');
       case 'idle':
         await sleep(150, ctx.signal);
+        break;
+      case 'vague':
+        yield msg({ message_type: 'ask_user', content: 'Which city are you in?' });
         break;
       default:
         yield msg({ message_type: 'intermediate_message', content: `Searching for ${req.query}` });

@@ -1,5 +1,5 @@
 import { createMessageFactory, type AskRequest, type Message } from '@askbus/contracts';
-import { postRanking } from './post-ranking';
+import { postRanking, type AnswerModel } from './post-ranking';
 import {
   defaultSearchSettings,
   runSearch,
@@ -24,6 +24,7 @@ export async function* runAsk(
   signal: AbortSignal,
   settings: SearchSettings = defaultSearchSettings,
   stats?: SearchStats,
+  model?: AnswerModel,
 ): AsyncGenerator<Message, void, undefined> {
   const stamp = createMessageFactory(req.conversationId, req.queryId);
   yield stamp({ message_type: 'begin-nlweb-response', query: req.query });
@@ -34,7 +35,7 @@ export async function* runAsk(
       yield stamp(step.value);
       step = await search.next();
     }
-    for (const body of postRanking(req, step.value)) yield stamp(body);
+    for await (const body of postRanking(req, step.value, model, signal)) yield stamp(body);
   } catch (err) {
     if (signal.aborted) throw err;
     yield stamp({

@@ -1,6 +1,8 @@
 import { contracts, type StoredItem } from '@askbus/contracts';
 import type { Bus, HandlerContext } from '@askbus/bus';
+import { llmFromEnv, loadPrompts } from '@askbus/llm';
 import { runAsk } from './ask-pipeline';
+import type { AnswerModel } from './post-ranking';
 import { defaultSearchSettings, type SearchPorts, type SearchSettings } from './search-pipeline';
 
 export * from './ask-pipeline';
@@ -12,6 +14,8 @@ export interface RouterOptions {
   search?: Partial<SearchSettings>;
   /** Limit of one retrieval call. */
   retrieveTimeoutMs?: number;
+  /** Language model and prompts of summarize / generate (default: ASKBUS_LLM_*, config/prompts.json). */
+  model?: AnswerModel;
 }
 
 /** The search path's ports over NATS: the retriever and the ranker replicas behind their subjects. */
@@ -27,8 +31,9 @@ export function busPorts(bus: Bus, ctx: HandlerContext, retrieveTimeoutMs = 10_0
 /** Serves `ask.v1.run`: one AskRequest in, NLWeb messages out as a stream. */
 export function startRouter(bus: Bus, opts: RouterOptions = {}): void {
   const settings: SearchSettings = { ...defaultSearchSettings, ...opts.search };
+  const model = opts.model ?? { llm: llmFromEnv(), prompts: loadPrompts() };
   bus.serveStream(contracts.ask, (req, ctx) =>
-    runAsk(req, busPorts(bus, ctx, opts.retrieveTimeoutMs), ctx.signal, settings),
+    runAsk(req, busPorts(bus, ctx, opts.retrieveTimeoutMs), ctx.signal, settings, undefined, model),
   );
 }
 

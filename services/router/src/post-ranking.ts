@@ -1,38 +1,97 @@
 import type { AskRequest, MessageBody, ResultItem } from '@askbus/contracts';
+import { createLlm, fillTemplate, loadPrompts, renderItems, type Llm, type PromptConfig } from '@askbus/llm';
+
+/** The language model and prompts of the summarize and generate modes. */
+export interface AnswerModel {
+  llm: Llm;
+  prompts: PromptConfig;
+}
+
+let localModel: AnswerModel | undefined;
+/** The deterministic local default (it composes from the items, citing them). */
+export function localAnswerModel(): AnswerModel {
+  return (localModel ??= { llm: createLlm({ provider: 'local' }), prompts: loadPrompts() });
+}
+
+/** Items a generated answer may draw on (NLWeb's generate keeps the ranked items above 55). */
+const GENERATE_MAX_ITEMS = 5;
+const GENERATE_MIN_SCORE = 55;
 
 /**
  * What follows the ranked results (NLWeb's PostRanking): a location map when most results have
- * an address, and the summarize / generate modes. Until the language-model issue lands, the
- * local default writes both answers from the ranked items themselves, citing them, and says so.
+ * an address, then the summarize / generate modes through the language model. The answer is
+ * streamed as `summary_chunk` / `nlws_chunk` deltas while the model writes it, then sent whole
+ * as NLWeb sends it (`result` with `@type: Summary`, or `nlws` with the items it cites).
  */
-export function* postRanking(req: AskRequest, results: ResultItem[]): Generator<MessageBody> {
+export async function* postRanking(
+  req: AskRequest,
+  results: ResultItem[],
+  model: AnswerModel = localAnswerModel(),
+  signal?: AbortSignal,
+): AsyncGenerator<MessageBody, void, undefined> {
   const located = results
     .map((r) => ({ title: r.name, address: addressOf(r.schema_object) }))
     .filter((l): l is { title: string; address: string } => Boolean(l.address));
   if (results.length > 0 && located.length * 2 >= results.length) {
     yield { message_type: 'results_map', '@type': 'LocationMap', locations: located };
   }
-  if (results.length === 0) return;
-  const top = results.slice(0, 3);
-  if (req.mode === 'summarize') {
-    yield {
-      message_type: 'result',
-      '@type': 'Summary',
-      content: `The best matches for "${req.query}" are ${listNames(top)}. ${top[0]!.description}`,
-    };
-  } else if (req.mode === 'generate') {
+  if (results.length === 0 || req.mode === 'list') return;
+
+  const summarize = req.mode === 'summarize';
+  const items = summarize
+    ? results.slice(0, 3)
+    : results.filter((r) => r.score > GENERATE_MIN_SCORE).slice(0, GENERATE_MAX_ITEMS);
+  if (items.length === 0) {
     yield {
       message_type: 'nlws',
       '@type': 'GeneratedAnswer',
-      answer: `For "${req.query}", ${listNames(top)} fit best. ${top.map((r) => `${r.name}: ${r.description}`).join(' ')}`,
-      items: top,
+      answer: "I couldn't find relevant information to answer your question.",
+      items: [],
     };
+    return;
+  }
+  const template = summarize ? model.prompts.summarize.prompt : model.prompts.generate.prompt;
+  const content = fillTemplate(template, {
+    'request.query': req.query,
+    items: renderItems(items, 1),
+    'request.top_k': String(items.length),
+  });
+  let text = '';
+  try {
+    for await (const delta of model.llm.stream({
+      messages: [{ role: 'user', content }],
+      tier: 'high',
+      maxTokens: summarize ? 400 : 800,
+      signal,
+      task: { kind: summarize ? 'summarize' : 'generate', query: req.query, items },
+    })) {
+      text += delta;
+      yield { message_type: summarize ? 'summary_chunk' : 'nlws_chunk', content: delta };
+    }
+  } catch (err) {
+    if (signal?.aborted) throw err;
+    yield {
+      message_type: 'status',
+      content: `The ${summarize ? 'summary' : 'answer'} could not be written: ${err instanceof Error ? err.message : String(err)}`,
+    };
+    return;
+  }
+  text = text.trim();
+  if (summarize) {
+    yield { message_type: 'result', '@type': 'Summary', content: text };
+  } else {
+    yield { message_type: 'nlws', '@type': 'GeneratedAnswer', answer: text, items: citedItems(text, items) };
   }
 }
 
-function listNames(items: ResultItem[]): string {
-  const names = items.map((r) => r.name);
-  return names.length <= 1 ? (names[0] ?? '') : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+/** The items an answer cites as [n] (1-based), in order of first citation; all when it cites none. */
+export function citedItems(text: string, items: ResultItem[]): ResultItem[] {
+  const cited: ResultItem[] = [];
+  for (const m of text.matchAll(/\[(\d+)\]/g)) {
+    const item = items[Number(m[1]) - 1];
+    if (item && !cited.includes(item)) cited.push(item);
+  }
+  return cited.length > 0 ? cited : items;
 }
 
 function addressOf(obj: Record<string, unknown>): string | undefined {

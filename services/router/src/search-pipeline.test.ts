@@ -123,3 +123,48 @@ describe('runAsk', () => {
     expect(out[2]).toMatchObject({ error: true });
   });
 });
+
+describe('ranking failures', () => {
+  it('re-sends the unscored items of a call whose replica vanished, once', async () => {
+    let calls = 0;
+    const p: SearchPorts = {
+      retrieve: async () => [1, 2, 3].map(candidate),
+      score: async function* (_q, items): AsyncGenerator<ScoredItem> {
+        calls++;
+        const first = calls === 1;
+        for (const it of items) {
+          yield { url: it.url, score: 90, description: 'd' };
+          if (first) throw Object.assign(new Error('sent nothing for 400 ms'), { code: 'timeout' });
+        }
+      },
+    };
+    const stats = { retrieved: 0, scored: 0, failedBatches: 0, sent: 0 };
+    const { ret } = await collect(
+      runSearch(request(), p, signal, { ...defaultSearchSettings, rankBatchSize: 3 }, stats),
+    );
+    expect(ret).toHaveLength(3);
+    expect(calls).toBe(2);
+    expect(stats).toMatchObject({ retriedBatches: 1, missingItems: 0, failedBatches: 0 });
+  });
+
+  it('does not re-send after an internal error, and reports the missing items', async () => {
+    let calls = 0;
+    const p: SearchPorts = {
+      retrieve: async () => [1, 2, 3].map(candidate),
+      score: async function* (_q, items): AsyncGenerator<ScoredItem> {
+        calls++;
+        yield { url: items[0]!.url, score: 90, description: 'd' };
+        throw Object.assign(new Error('ranking failed for 2 of 3 items'), { code: 'internal' });
+      },
+    };
+    const stats = { retrieved: 0, scored: 0, failedBatches: 0, sent: 0 };
+    const { out, ret } = await collect(
+      runSearch(request(), p, signal, { ...defaultSearchSettings, rankBatchSize: 3 }, stats),
+    );
+    expect(calls).toBe(1);
+    expect(ret).toHaveLength(1);
+    expect(stats).toMatchObject({ missingItems: 2, failedBatches: 1 });
+    const status = out.find((m) => m.message_type === 'status') as { content: string };
+    expect(status.content).toMatch(/2 of 3 items could not be ranked/);
+  });
+});

@@ -44,6 +44,45 @@ export interface SearchStats {
   scored: number;
   failedBatches: number;
   sent: number;
+  /** Ranking calls re-sent to the queue group after a replica failed mid-call. */
+  retriedBatches?: number;
+  /** Candidates that no ranker scored (failed calls, failed items). */
+  missingItems?: number;
+}
+
+/** Failures of a ranking call that mean "that replica is gone", not "this input is bad". */
+const RETRYABLE = new Set(['no_responders', 'timeout', 'unavailable', 'cancelled', 'stream_gap']);
+
+/**
+ * One ranking call that survives a replica dying mid-call: when the stream fails with
+ * no_responders / timeout / unavailable (or is cancelled by a draining replica while the query
+ * itself goes on), the items not yet scored are sent once more to the queue group.
+ */
+export async function* scoreResilient(
+  ports: SearchPorts,
+  query: string,
+  batch: StoredItem[],
+  signal: AbortSignal,
+  onRetry: () => void = () => undefined,
+): AsyncGenerator<ScoredItem, void, undefined> {
+  const done = new Set<string>();
+  try {
+    for await (const s of ports.score(query, batch, signal)) {
+      done.add(s.url);
+      yield s;
+    }
+  } catch (err) {
+    if (signal.aborted || !RETRYABLE.has(codeOf(err))) throw err;
+    const rest = batch.filter((item) => !done.has(item.url));
+    if (rest.length === 0) return;
+    onRetry();
+    yield* ports.score(query, rest, signal);
+  }
+}
+
+function codeOf(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : 'internal';
 }
 
 /**
@@ -75,7 +114,11 @@ export async function* runSearch(
   }
   const failures: unknown[] = [];
   const scoredStream = mergeAsync(
-    batches.map((batch) => ports.score(req.query, batch, signal)),
+    batches.map((batch) =>
+      scoreResilient(ports, req.query, batch, signal, () => {
+        stats.retriedBatches = (stats.retriedBatches ?? 0) + 1;
+      }),
+    ),
     (err) => failures.push(err),
   );
 
@@ -120,7 +163,10 @@ export async function* runSearch(
     }
   }
   stats.failedBatches = failures.length;
-  if (failures.length === batches.length) {
+  const scoredUrls = new Set(all.map((r) => r.url));
+  const missing = candidates.filter((c) => !scoredUrls.has(c.url)).length;
+  stats.missingItems = missing;
+  if (failures.length === batches.length && all.length === 0) {
     throw failures[0] instanceof Error ? failures[0] : new Error('every ranking call failed');
   }
 
@@ -131,10 +177,10 @@ export async function* runSearch(
     .slice(0, Math.max(0, req.maxResults - sent.size));
   for (const r of rest) sent.add(r.url);
   if (rest.length > 0) yield { message_type: 'result', content: rest };
-  if (failures.length > 0) {
+  if (failures.length > 0 || missing > 0) {
     yield {
       message_type: 'status',
-      content: `${failures.length} of ${batches.length} ranking calls failed; their items are missing.`,
+      content: `${failures.length} of ${batches.length} ranking calls failed; ${missing} of ${candidates.length} items could not be ranked and are missing.`,
     };
   }
   stats.sent = sent.size;

@@ -1,0 +1,119 @@
+import { createServer, type Server } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testNats } from '@askbus/bus/testing';
+import { startTelemetry, type Telemetry } from '@askbus/telemetry';
+import { up, type Running } from './up';
+
+/** One span as OTLP/HTTP JSON carries it. */
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+}
+
+/** A stand-in collector: a real HTTP server that takes OTLP/HTTP JSON trace exports. */
+function startCollector(): Promise<{ server: Server; url: string; spans: OtlpSpan[] }> {
+  const spans: OtlpSpan[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => {
+      if (req.url === '/v1/traces') {
+        const parsed = JSON.parse(body) as {
+          resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[];
+        };
+        for (const rs of parsed.resourceSpans) for (const ss of rs.scopeSpans) spans.push(...ss.spans);
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const addr = server.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      resolve({ server, url: `http://127.0.0.1:${port}`, spans });
+    }),
+  );
+}
+
+let collector: Awaited<ReturnType<typeof startCollector>>;
+let nats: Awaited<ReturnType<typeof testNats>>;
+let telemetry: Telemetry;
+let running: Running;
+let dataDir: string;
+
+beforeAll(async () => {
+  collector = await startCollector();
+  // The SDK reads the standard variables itself; this test file runs in a process of its own.
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.url;
+  process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json';
+  telemetry = startTelemetry('e2e');
+  nats = await testNats();
+  dataDir = mkdtempSync(join(tmpdir(), 'askbus-trace-'));
+  running = await up({
+    port: 0,
+    host: '127.0.0.1',
+    dataDir,
+    rankers: 2,
+    demo: true,
+    natsUrl: nats.url,
+    rankDelayMs: 0,
+    log: () => undefined,
+  });
+});
+
+afterAll(async () => {
+  await running?.stop();
+  await telemetry?.shutdown();
+  await nats?.stop();
+  collector?.server.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('one trace per query across every service', () => {
+  it('links gateway, router, retriever and ranker spans under the caller’s traceparent', async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const callerSpan = '00f067aa0ba902b7';
+    const res = await fetch(`${running.url}/ask?query=westerns+with+clint+eastwood&site=movies`, {
+      headers: { traceparent: `00-${traceId}-${callerSpan}-01` },
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    await telemetry.shutdown(); // flushes every span still buffered
+
+    const spans = collector.spans.filter((s) => s.traceId === traceId);
+    const byId = new Map(spans.map((s) => [s.spanId, s]));
+    const named = (name: string) => spans.filter((s) => s.name === name);
+    const parentOf = (s: OtlpSpan) => (s.parentSpanId ? byId.get(s.parentSpanId) : undefined);
+
+    // The gateway's HTTP span continues the caller's trace.
+    const http = spans.find((s) => s.parentSpanId === callerSpan);
+    expect(http, `spans: ${spans.map((s) => s.name).join(', ')}`).toBeDefined();
+
+    const [sendAsk] = named('send ask.v1.run');
+    expect(sendAsk).toBeDefined();
+    // The bus call hangs somewhere under the HTTP span (Fastify adds handler spans between).
+    let up = parentOf(sendAsk!);
+    while (up && up !== http) up = parentOf(up);
+    expect(up).toBe(http);
+
+    const [processAsk] = named('process ask.v1.run');
+    expect(parentOf(processAsk!)).toBe(sendAsk);
+
+    const [sendSearch] = named('send retrieve.v1.search');
+    expect(parentOf(sendSearch!)).toBe(processAsk);
+    expect(parentOf(named('process retrieve.v1.search')[0]!)).toBe(sendSearch);
+
+    const sendScore = named('send rank.v1.score');
+    expect(sendScore.length).toBeGreaterThan(0);
+    for (const s of sendScore) expect(parentOf(s)).toBe(processAsk);
+    const processScore = named('process rank.v1.score');
+    expect(processScore).toHaveLength(sendScore.length);
+    for (const s of processScore) expect(sendScore).toContain(parentOf(s));
+  });
+});

@@ -1,0 +1,208 @@
+import pLimit, { type LimitFunction } from 'p-limit';
+import type { z } from 'zod';
+import { LlmError } from './errors';
+import { jsonSchemaOf, parseAnswer } from './json';
+import type { AdapterRequest, CallOptions, CompleteOptions, LlmAdapter, LlmCounters, Usage } from './types';
+
+export interface LlmOptions {
+  /** Calls in flight at once for this provider (p-limit). */
+  concurrency?: number;
+  /** Limit of one attempt, in ms. */
+  timeoutMs?: number;
+  /** Further attempts after a 429, a 5xx, a timeout or a lost connection. */
+  maxRetries?: number;
+  /** First backoff; doubles per attempt, with full jitter. */
+  backoffMs?: number;
+  maxTokens?: number;
+  log?: (level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+}
+
+type Answer<S> = S extends z.ZodType ? z.infer<S> : string;
+
+/**
+ * A language model behind one interface, whatever the provider: per-attempt timeout, retries
+ * with exponential backoff and jitter on 429/5xx/timeouts (never on other 4xx), a concurrency
+ * limit, and answers parsed by zod. A malformed answer is an LlmError for that call, logged and
+ * counted, never a silent drop.
+ */
+export class Llm {
+  readonly counters: LlmCounters = {
+    calls: 0,
+    failures: 0,
+    malformedOutputs: 0,
+    retries: 0,
+    tokensIn: 0,
+    tokensOut: 0,
+  };
+  private readonly limit: LimitFunction;
+  private readonly timeoutMs: number;
+  private readonly maxRetries: number;
+  private readonly backoffMs: number;
+  private readonly maxTokens: number;
+
+  constructor(
+    readonly adapter: LlmAdapter,
+    private readonly opts: LlmOptions = {},
+  ) {
+    this.limit = pLimit(Math.max(1, opts.concurrency ?? 8));
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.maxRetries = opts.maxRetries ?? 2;
+    this.backoffMs = opts.backoffMs ?? 250;
+    this.maxTokens = opts.maxTokens ?? 1024;
+  }
+
+  get provider(): string {
+    return this.adapter.name;
+  }
+
+  /** Calls waiting for a slot of the concurrency limit, and running. */
+  get load(): { active: number; pending: number } {
+    return { active: this.limit.activeCount, pending: this.limit.pendingCount };
+  }
+
+  /** One answer: text, or JSON parsed by `jsonSchema`. */
+  async complete<S extends z.ZodType | undefined = undefined>(opts: CompleteOptions<S>): Promise<Answer<S>> {
+    this.counters.calls++;
+    const json = opts.jsonSchema
+      ? { name: opts.schemaName ?? 'answer', schema: jsonSchemaOf(opts.jsonSchema) }
+      : undefined;
+    try {
+      return await this.withRetries(opts, async (req) => {
+        const { text, usage } = await this.adapter.complete({ ...req, json });
+        this.count(usage);
+        if (!opts.jsonSchema) return text as Answer<S>;
+        try {
+          return parseAnswer(opts.jsonSchema, text) as Answer<S>;
+        } catch (err) {
+          this.counters.malformedOutputs++;
+          throw err;
+        }
+      });
+    } catch (err) {
+      throw this.failed(err, opts);
+    }
+  }
+
+  /**
+   * The answer as text deltas, as the model produces them. A failure before the first delta is
+   * retried like `complete`; after it, the error ends the stream (the text so far was sent).
+   */
+  async *stream(opts: CallOptions): AsyncGenerator<string, void, undefined> {
+    this.counters.calls++;
+    const queue: { delta?: string; done?: true; err?: unknown }[] = [];
+    let wake: (() => void) | undefined;
+    const push = (x: { delta?: string; done?: true; err?: unknown }): void => {
+      queue.push(x);
+      wake?.();
+    };
+    let started = false;
+    const stop = new AbortController();
+    const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
+    void this.withRetries(
+      { ...opts, signal },
+      async (req) => {
+        for await (const part of this.adapter.stream(req)) {
+          if (part.usage) this.count(part.usage);
+          if (part.delta) {
+            started = true;
+            push({ delta: part.delta });
+          }
+        }
+      },
+      () => !started,
+    )
+      .then(() => push({ done: true }))
+      .catch((err: unknown) => push({ err }));
+    try {
+      for (;;) {
+        const next = queue.shift();
+        if (!next) {
+          await new Promise<void>((r) => (wake = r));
+          wake = undefined;
+          continue;
+        }
+        if (next.err !== undefined) throw this.failed(next.err, opts);
+        if (next.done) return;
+        yield next.delta!;
+      }
+    } finally {
+      stop.abort();
+    }
+  }
+
+  private count(usage: Usage | undefined): void {
+    if (!usage) return;
+    this.counters.tokensIn += usage.tokensIn;
+    this.counters.tokensOut += usage.tokensOut;
+  }
+
+  private failed(err: unknown, opts: CallOptions): LlmError {
+    const e = LlmError.from(err);
+    if (e.code !== 'cancelled') {
+      this.counters.failures++;
+      this.opts.log?.(e.code === 'malformed' ? 'warn' : 'error', `llm call failed: ${e.message}`, {
+        provider: this.provider,
+        code: e.code,
+        status: e.status,
+        attempts: e.attempts,
+        tier: opts.tier,
+        task: opts.task?.kind,
+      });
+    }
+    return e;
+  }
+
+  /** Runs `attempt` under the limit with a timeout per attempt, retrying what is retryable. */
+  private async withRetries<T>(
+    opts: CallOptions,
+    attempt: (req: Omit<AdapterRequest, 'json'>) => Promise<T>,
+    mayRetry: () => boolean = () => true,
+  ): Promise<T> {
+    for (let n = 0; ; n++) {
+      if (opts.signal?.aborted) throw new LlmError('cancelled', 'cancelled', undefined, n);
+      const timer = new AbortController();
+      const signal = opts.signal ? AbortSignal.any([opts.signal, timer.signal]) : timer.signal;
+      const t = setTimeout(() => timer.abort(), this.timeoutMs);
+      try {
+        return await this.limit(() =>
+          signal.aborted
+            ? Promise.reject(new LlmError('timeout', 'timed out waiting for a slot'))
+            : attempt({
+                messages: opts.messages,
+                tier: opts.tier,
+                maxTokens: opts.maxTokens ?? this.maxTokens,
+                signal,
+                task: opts.task,
+              }),
+        );
+      } catch (err) {
+        let e = LlmError.from(err);
+        if (opts.signal?.aborted) e = new LlmError('cancelled', 'cancelled by the caller');
+        else if (timer.signal.aborted) e = new LlmError('timeout', `no answer within ${this.timeoutMs} ms`);
+        e.attempts = n + 1;
+        if (!e.retryable || n >= this.maxRetries || !mayRetry()) throw e;
+        this.counters.retries++;
+        this.opts.log?.('warn', `llm call failed, retrying: ${e.message}`, { code: e.code, attempt: n + 1 });
+        const wait = Math.random() * this.backoffMs * 2 ** n; // full jitter
+        await sleep(wait, opts.signal);
+      } finally {
+        clearTimeout(t);
+      }
+    }
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(done, ms);
+    function done(): void {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }
+    function onAbort(): void {
+      clearTimeout(t);
+      reject(new LlmError('cancelled', 'cancelled by the caller'));
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import type { StoredItem } from '@askbus/contracts';
+import { parseQuery, scoreItem } from '@askbus/search-core';
+
+/** The answer to a one-item ranking prompt (NLWeb's returnStruc: score 0–100, description). */
+export const RankAnswer = z.object({
+  score: z.coerce.number().min(0).max(100),
+  description: z.string(),
+});
+export type RankAnswer = z.infer<typeof RankAnswer>;
+
+/** The answer to a batch ranking prompt: one entry per item, keyed by the item's index. */
+export const RankBatchAnswer = z.object({
+  results: z.array(RankAnswer.extend({ index: z.coerce.number().int().min(0) })),
+});
+export type RankBatchAnswer = z.infer<typeof RankBatchAnswer>;
+
+/** How an item is shown to a model: its schema.org JSON, with its name and type. */
+export function itemForPrompt(item: Pick<StoredItem, 'name' | '@type' | 'schema_object'>): string {
+  return JSON.stringify({ '@type': item['@type'], name: item.name, ...item.schema_object });
+}
+
+/** Reads back an item shown by `itemForPrompt` (the fake server and tests use it). */
+export function itemFromPrompt(json: string): Pick<StoredItem, 'name' | '@type' | 'schema_object'> {
+  const obj = JSON.parse(json) as Record<string, unknown>;
+  return {
+    name: typeof obj.name === 'string' ? obj.name : '',
+    '@type': typeof obj['@type'] === 'string' ? obj['@type'] : 'Thing',
+    schema_object: obj,
+  };
+}
+
+/** The deterministic judgement of the local scorer, in the ranking answer's shape. */
+export function localRankAnswers(
+  query: string,
+  items: readonly Pick<StoredItem, 'name' | '@type' | 'schema_object'>[],
+): RankAnswer[] {
+  const parsed = parseQuery(query);
+  return items.map((item) => scoreItem(parsed, item));
+}
+
+/**
+ * Ranking prompts mark the question and the items so that a test double can read them back:
+ * `<question>…</question>` and `<item index="n">{json}</item>`.
+ */
+export function readRankingPrompt(
+  prompt: string,
+): { query: string; items: { index: number; json: string }[] } | undefined {
+  const q = /<question>([\s\S]*?)<\/question>/.exec(prompt);
+  if (!q) return undefined;
+  const items: { index: number; json: string }[] = [];
+  for (const m of prompt.matchAll(/<item(?:\s+index="(\d+)")?>([\s\S]*?)<\/item>/g)) {
+    items.push({ index: Number(m[1] ?? items.length), json: m[2]!.trim() });
+  }
+  return { query: q[1]!.trim(), items };
+}

@@ -1,0 +1,96 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Bus } from '@askbus/bus';
+
+/** Buckets for NATS calls and handlers: a local hop is ~1 ms, a model call seconds. */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** The buses reporting into each registry (askbus up has several in one process). */
+const busesOf = new WeakMap<Registry, Bus[]>();
+
+/** One Prometheus registry per process, with Node's own metrics. */
+export function createRegistry(): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return registry;
+}
+
+/**
+ * Request, error and latency metrics of every subject a bus serves and calls, and the
+ * requests in flight. Several buses (askbus up runs every service in one process) share one
+ * registry, told apart by the `service` label.
+ */
+export function instrumentBus(bus: Bus, registry: Registry): void {
+  const metric = <T>(name: string, make: () => T): T =>
+    (registry.getSingleMetric(name) as T | undefined) ?? make();
+  const handled = metric(
+    'askbus_requests_handled_total',
+    () =>
+      new Counter({
+        name: 'askbus_requests_handled_total',
+        help: 'Requests handled, by service, subject and outcome (ok or an error code)',
+        labelNames: ['service', 'subject', 'outcome'],
+        registers: [registry],
+      }),
+  );
+  const handledSeconds = metric(
+    'askbus_request_duration_seconds',
+    () =>
+      new Histogram({
+        name: 'askbus_request_duration_seconds',
+        help: 'Time to handle a request (streams: until the end marker)',
+        labelNames: ['service', 'subject'],
+        buckets: LATENCY_BUCKETS,
+        registers: [registry],
+      }),
+  );
+  const calls = metric(
+    'askbus_calls_total',
+    () =>
+      new Counter({
+        name: 'askbus_calls_total',
+        help: 'Calls made to other services, by subject and outcome',
+        labelNames: ['service', 'subject', 'outcome'],
+        registers: [registry],
+      }),
+  );
+  const callSeconds = metric(
+    'askbus_call_duration_seconds',
+    () =>
+      new Histogram({
+        name: 'askbus_call_duration_seconds',
+        help: 'Time of a call to another service, as the caller sees it',
+        labelNames: ['service', 'subject'],
+        buckets: LATENCY_BUCKETS,
+        registers: [registry],
+      }),
+  );
+  let buses = busesOf.get(registry);
+  if (!buses) busesOf.set(registry, (buses = []));
+  const all = buses;
+  metric(
+    'askbus_requests_in_flight',
+    () =>
+      new Gauge({
+        name: 'askbus_requests_in_flight',
+        help: 'Requests being handled right now',
+        labelNames: ['service'],
+        registers: [registry],
+        collect() {
+          this.reset();
+          for (const b of all) this.inc({ service: b.service }, b.stats.inFlight);
+        },
+      }),
+  );
+  buses.push(bus);
+  const service = bus.service;
+  bus.observe({
+    handled: (subject, outcome, seconds) => {
+      handled.inc({ service, subject, outcome });
+      handledSeconds.observe({ service, subject }, seconds);
+    },
+    called: (subject, outcome, seconds) => {
+      calls.inc({ service, subject, outcome });
+      callSeconds.observe({ service, subject }, seconds);
+    },
+  });
+}

@@ -1,0 +1,256 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  ElicitRequestSchema,
+  LoggingMessageNotificationSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { LoggingMessageNotification, Progress } from '@modelcontextprotocol/sdk/types.js';
+import WebSocket from 'ws';
+import { callAfter, mcpWorld } from './testing';
+import type { McpWorld } from './testing';
+
+// Node 20 has no global WebSocket; the SDK's client transport uses it. ws speaks the same API.
+const g = globalThis as { WebSocket?: unknown };
+g.WebSocket ??= WebSocket;
+
+let world: McpWorld;
+let base: string;
+let wsUrl: string;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  world = await mcpWorld();
+  ({ base, ws: wsUrl } = await world.gateway());
+});
+
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+  await world?.stop();
+});
+
+type Kind = 'http' | 'ws';
+
+async function connect(kind: Kind, opts: { elicitation?: boolean } = {}): Promise<Client> {
+  const client = new Client(
+    { name: 'askbus-test', version: '1.0.0' },
+    { capabilities: opts.elicitation ? { elicitation: {} } : {} },
+  );
+  const transport: Transport =
+    kind === 'http'
+      ? new StreamableHTTPClientTransport(new URL(`${base}/mcp`))
+      : new WebSocketClientTransport(new URL(wsUrl));
+  await client.connect(transport);
+  clients.push(client);
+  return client;
+}
+
+interface AskOut {
+  query_id: string;
+  query: string;
+  results: { name: string; url: string }[];
+  summary?: string;
+  ask_user?: string;
+  notes: string[];
+}
+
+const textOf = (r: Record<string, unknown>): string =>
+  ((r.content ?? []) as { type: string; text?: string }[]).map((c) => c.text ?? '').join('\n');
+
+describe.each<Kind>(['http', 'ws'])('MCP over %s with the SDK client', (kind) => {
+  let client: Client;
+  beforeAll(async () => {
+    client = await connect(kind);
+  });
+
+  it('initializes as askbus with tools and logging', () => {
+    expect(client.getServerVersion()).toMatchObject({ name: 'askbus' });
+    expect(client.getServerCapabilities()).toMatchObject({ tools: {}, logging: {} });
+  });
+
+  it('lists ask, list_sites and who with input and output schemas', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['ask', 'list_sites', 'who']);
+    const ask = tools[0]!;
+    expect(ask.inputSchema).toMatchObject({ type: 'object', required: ['query'] });
+    expect(Object.keys(ask.inputSchema.properties ?? {})).toEqual(
+      expect.arrayContaining(['query', 'site', 'mode', 'prev']),
+    );
+    expect(ask.outputSchema).toMatchObject({ type: 'object' });
+    for (const t of tools) expect(t.outputSchema?.type).toBe('object');
+  });
+
+  it('ask runs contracts.ask and returns the ranked results, structured and as text', async () => {
+    const from = world.router.calls.length;
+    const r = await client.callTool({
+      name: 'ask',
+      arguments: { query: 'space movies', site: 'movies,cars', mode: 'summarize', prev: ['films'] },
+    });
+    expect(r.isError).toBeFalsy();
+    const out = r.structuredContent as unknown as AskOut;
+    expect(out.results.map((i) => i.name)).toEqual(['Item 0', 'Item 1', 'Item 2']);
+    expect(out.summary).toBe('A summary.');
+    expect(out.notes).toEqual(['Searching for space movies']);
+    expect(textOf(r)).toContain('3 results for "space movies"');
+    expect(textOf(r)).toContain('1. Item 0 (score 90, movies) https://movies.example/item/0');
+    const call = world.router.calls.slice(from).find((c) => c.req.query === 'space movies');
+    expect(call?.req).toMatchObject({ site: ['movies', 'cars'], mode: 'summarize', prev: ['films'] });
+    expect(call?.queryId).toBe(out.query_id);
+  });
+
+  it('sends notifications/progress to a client with a progress token', async () => {
+    const seen: Progress[] = [];
+    const r = await client.callTool({ name: 'ask', arguments: { query: 'progress please' } }, undefined, {
+      onprogress: (p) => seen.push(p),
+    });
+    expect(r.isError).toBeFalsy();
+    expect(seen.map((p) => p.message)).toEqual([
+      'Searching for progress please',
+      '2 results',
+      'summary',
+      '3 results',
+    ]);
+    expect(seen.map((p) => p.progress)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('logs through notifications/message at the level the client set', async () => {
+    const logs: LoggingMessageNotification['params'][] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params));
+    await client.callTool({ name: 'ask', arguments: { query: 'quiet' } });
+    expect(logs.map((l) => l.level)).toEqual(['info']);
+    await client.setLoggingLevel('debug');
+    logs.length = 0;
+    await client.callTool({ name: 'ask', arguments: { query: 'loud' } });
+    expect(logs.map((l) => l.level)).toEqual(['debug', 'info', 'debug']);
+    expect(logs[1]).toMatchObject({ logger: 'askbus', data: { text: 'Searching for loud' } });
+    await client.setLoggingLevel('info');
+  });
+
+  it('list_sites and who answer from the retriever', async () => {
+    const sites = await client.callTool({ name: 'list_sites', arguments: {} });
+    expect(sites.structuredContent).toEqual({
+      sites: [
+        { name: 'movies', itemCount: 3, types: ['Movie'] },
+        { name: 'cars', itemCount: 2, types: ['Car'] },
+      ],
+    });
+    expect(textOf(sites)).toContain('- movies: 3 items (Movie)');
+    const who = await client.callTool({ name: 'who', arguments: { query: 'fast cars' } });
+    expect(who.structuredContent).toMatchObject({
+      query: 'fast cars',
+      sites: [
+        { name: 'cars', hits: 2, top_score: 0.9 },
+        { name: 'movies', hits: 1, top_score: 0.3 },
+      ],
+    });
+    expect(textOf(who)).toContain('1. cars: 2 matching items');
+  });
+
+  it('a failing router gives isError with the reason', async () => {
+    const r = await client.callTool({ name: 'ask', arguments: { query: 'fail' } });
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toBe('The search for "fail" failed: the fake router broke');
+  });
+
+  it('answers bad tool calls with -32602', async () => {
+    await expect(client.callTool({ name: 'nope', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+    const err = await client
+      .callTool({ name: 'ask', arguments: { site: 'movies' } })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(McpError);
+    expect(err).toMatchObject({ code: -32602 });
+    expect((err as Error).message).toContain('query');
+    await expect(
+      client.callTool({ name: 'ask', arguments: { query: 'x', site: 'bad site/name' } }),
+    ).rejects.toMatchObject({ code: -32602 });
+  });
+
+  it('returns the router question as text when the client cannot elicit', async () => {
+    const r = await client.callTool({ name: 'ask', arguments: { query: 'vague' } });
+    expect(r.isError).toBeFalsy();
+    expect(textOf(r)).toBe('Which city are you in?');
+    expect(r.structuredContent).toMatchObject({ ask_user: 'Which city are you in?', results: [] });
+  });
+
+  it('asks the user with elicitation/create and runs their answer as the next turn', async () => {
+    const eliciting = await connect(kind, { elicitation: true });
+    const asked: string[] = [];
+    eliciting.setRequestHandler(ElicitRequestSchema, async (req) => {
+      asked.push(req.params.message);
+      return { action: 'accept', content: { answer: 'Paris' } };
+    });
+    const from = world.router.calls.length;
+    const r = await eliciting.callTool({ name: 'ask', arguments: { query: 'vague' } });
+    expect(asked).toEqual(['Which city are you in?']);
+    const out = r.structuredContent as unknown as AskOut;
+    expect(out.query).toBe('Paris');
+    expect(out.results).toHaveLength(3);
+    expect(out.ask_user).toBeUndefined();
+    const next = world.router.calls.slice(from).find((c) => c.req.query === 'Paris');
+    expect(next?.req.prev).toEqual(['vague']);
+  });
+
+  it('a declined elicitation returns the question', async () => {
+    const declining = await connect(kind, { elicitation: true });
+    declining.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'decline' }));
+    const r = await declining.callTool({ name: 'ask', arguments: { query: 'vague' } });
+    expect(textOf(r)).toBe('Which city are you in?');
+  });
+
+  it('notifications/cancelled cancels the query in the router', async () => {
+    const from = world.router.calls.length;
+    const before = world.routerBus.stats.cancelled;
+    const abort = new AbortController();
+    const pending = client.callTool({ name: 'ask', arguments: { query: 'slow' } }, undefined, {
+      signal: abort.signal,
+    });
+    await expect.poll(() => callAfter(world.router, from, 'slow'), { timeout: 3_000 }).toBeDefined();
+    abort.abort('the user gave up');
+    await expect(pending).rejects.toThrow();
+    const queryId = callAfter(world.router, from, 'slow')!;
+    await expect.poll(() => world.router.aborted, { timeout: 3_000 }).toContain(queryId);
+    await expect.poll(() => world.routerBus.stats.cancelled, { timeout: 3_000 }).toBeGreaterThan(before);
+    // The session still works.
+    expect((await client.callTool({ name: 'list_sites', arguments: {} })).isError).toBeFalsy();
+  });
+});
+
+describe('MCP over WebSocket: one socket, many calls', () => {
+  it('multiplexes concurrent tool calls by id', async () => {
+    const client = await connect('ws');
+    const queries = ['one', 'two', 'three', 'four'];
+    const answers = await Promise.all(
+      queries.map((q) => client.callTool({ name: 'ask', arguments: { query: q } })),
+    );
+    expect(answers.map((a) => (a.structuredContent as unknown as AskOut).query)).toEqual(queries);
+  });
+
+  it('a closed socket cancels its running queries', async () => {
+    const client = await connect('ws');
+    const from = world.router.calls.length;
+    const pending = client.callTool({ name: 'ask', arguments: { query: 'slow' } }).catch((e: unknown) => e);
+    await expect.poll(() => callAfter(world.router, from, 'slow'), { timeout: 3_000 }).toBeDefined();
+    await client.close();
+    const queryId = callAfter(world.router, from, 'slow')!;
+    await expect.poll(() => world.router.aborted, { timeout: 3_000 }).toContain(queryId);
+    expect(await pending).toBeInstanceOf(Error);
+  });
+});
+
+describe('MCP call time limit', () => {
+  it('returns isError with a helpful text and cancels the query', async () => {
+    const { base: url } = await world.gateway({ mcp: { callTimeoutMs: 300 } });
+    const client = new Client({ name: 't', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
+    clients.push(client);
+    const from = world.router.calls.length;
+    const r = await client.callTool({ name: 'ask', arguments: { query: 'hang' } });
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toMatch(/did not finish within 0\.3 s and was stopped\. .*narrower/);
+    const queryId = callAfter(world.router, from, 'hang')!;
+    await expect.poll(() => world.router.aborted, { timeout: 3_000 }).toContain(queryId);
+  });
+});

@@ -1,0 +1,415 @@
+/**
+ * MCP in the gateway: Streamable HTTP at /mcp (sessions, SSE, resumability), NLWeb's plain
+ * JSON-RPC POST at /mcp (one JSON answer, no session), and WebSocket at /mcp/ws.
+ */
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebSocketServer } from 'ws';
+import type WebSocket from 'ws';
+import type { Bus } from '@askbus/bus';
+import { MemoryEventStore } from './event-store';
+import { createMcpServer } from './server';
+import type { McpServerDeps } from './server';
+import { WebSocketServerTransport } from './ws-transport';
+
+/** WebSocket sub-protocols the server speaks (the same JSON-RPC frames under both names). */
+export const WS_SUBPROTOCOLS = ['mcp', 'mcp-v1'] as const;
+export const MCP_PATH = '/mcp';
+export const MCP_WS_PATH = '/mcp/ws';
+
+export interface McpOptions {
+  /** Bearer token every MCP request and WebSocket handshake must carry; default env ASKBUS_MCP_TOKEN. */
+  authToken?: string | undefined;
+  /** Origins allowed besides none and localhost ('*' allows any); default env ASKBUS_MCP_ORIGINS (comma list). */
+  allowedOrigins?: string[];
+  /** Time limit of one tool call (ms), default 30 s. */
+  callTimeoutMs?: number;
+  /** How long an elicitation waits for the user (ms), default 2 min. */
+  elicitTimeoutMs?: number;
+  /** WebSocket ping interval (ms); a socket that missed the last pong is dropped. Default 30 s. */
+  wsPingMs?: number;
+  /** Interval of `: keepalive` comments on MCP SSE streams (ms), default 15 s. */
+  sseKeepAliveMs?: number;
+  /** Streamable HTTP sessions idle this long are closed (ms), default 30 min. */
+  sessionIdleMs?: number;
+  /** At most this many Streamable HTTP sessions at once (default 1000). */
+  maxSessions?: number;
+  /** Largest JSON-RPC message accepted (bytes), default 4 MiB. */
+  maxMessageBytes?: number;
+}
+
+export interface McpPluginOptions extends McpOptions {
+  bus: Bus;
+  version: string;
+  onQuery?: McpServerDeps['onQuery'];
+}
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  server: Server;
+  lastSeen: number;
+}
+
+const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+const header = (req: IncomingMessage, name: string): string | undefined => {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+const rpcError = (code: number, message: string): string =>
+  JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } });
+
+const isInitialize = (body: unknown): boolean =>
+  typeof body === 'object' &&
+  body !== null &&
+  !Array.isArray(body) &&
+  (body as { method?: unknown }).method === 'initialize';
+
+/** Writes an HTTP refusal on a socket that asked for an upgrade, then closes it. */
+function refuseUpgrade(
+  socket: Duplex,
+  status: number,
+  message: string,
+  extra: Record<string, string> = {},
+): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = rpcError(status === 401 ? -32001 : -32000, message);
+  const head = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
+    'Connection: close',
+    'Content-Type: application/json',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    ...Object.entries(extra).map(([k, v]) => `${k}: ${v}`),
+  ];
+  socket.once('finish', () => socket.destroy());
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+}
+
+export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): Promise<void> {
+  const token = opts.authToken ?? (process.env.ASKBUS_MCP_TOKEN || undefined);
+  const allowedOrigins =
+    opts.allowedOrigins ??
+    (process.env.ASKBUS_MCP_ORIGINS ?? '')
+      .split(',')
+      .map((o) => o.trim())
+      .filter(Boolean);
+  const maxBytes = opts.maxMessageBytes ?? 4 * 1024 * 1024;
+  const wsPingMs = opts.wsPingMs ?? 30_000;
+  const sessionIdleMs = opts.sessionIdleMs ?? 30 * 60_000;
+  const maxSessions = opts.maxSessions ?? 1_000;
+  const deps: McpServerDeps = {
+    bus: opts.bus,
+    version: opts.version,
+    callTimeoutMs: opts.callTimeoutMs ?? 30_000,
+    elicitTimeoutMs: opts.elicitTimeoutMs ?? 120_000,
+    ...(opts.onQuery ? { onQuery: opts.onQuery } : {}),
+  };
+  const sessions = new Map<string, Session>();
+  const sockets = new Set<WebSocket>();
+  let closing = false;
+
+  function originAllowed(origin: string | undefined): boolean {
+    if (origin === undefined || origin === '') return true;
+    if (allowedOrigins.includes('*') || allowedOrigins.includes(origin)) return true;
+    try {
+      return LOCAL_HOSTS.has(new URL(origin).hostname);
+    } catch {
+      return false;
+    }
+  }
+
+  function authorized(req: IncomingMessage): boolean {
+    if (!token) return true;
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(header(req, 'authorization') ?? '');
+    if (!m?.[1]) return false;
+    const given = Buffer.from(m[1]);
+    const want = Buffer.from(token);
+    return given.length === want.length && timingSafeEqual(given, want);
+  }
+
+  /** Origin and token checks; false when the reply has been sent. */
+  function guard(req: FastifyRequest, reply: FastifyReply): boolean {
+    const origin = header(req.raw, 'origin');
+    if (!originAllowed(origin)) {
+      void reply
+        .code(403)
+        .type('application/json')
+        .send(rpcError(-32000, `Forbidden: origin ${origin} is not allowed`));
+      return false;
+    }
+    if (!authorized(req.raw)) {
+      void reply
+        .code(401)
+        .header('www-authenticate', 'Bearer realm="askbus-mcp"')
+        .type('application/json')
+        .send(rpcError(-32001, 'Unauthorized: send Authorization: Bearer <token>'));
+      return false;
+    }
+    return true;
+  }
+
+  /** Hands a request to an SDK transport on the raw Node request and response. */
+  async function handOver(
+    transport: StreamableHTTPServerTransport,
+    req: FastifyRequest,
+    reply: FastifyReply,
+    body?: unknown,
+  ): Promise<void> {
+    const raw = reply.raw;
+    reply.hijack();
+    for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) raw.setHeader(k, v);
+    raw.setHeader('access-control-expose-headers', 'Mcp-Session-Id, Mcp-Protocol-Version, X-Query-Id');
+    try {
+      await transport.handleRequest(req.raw, raw, body);
+    } catch (err) {
+      req.log.error({ err }, 'MCP request failed');
+      if (!raw.headersSent) {
+        raw.writeHead(500, { 'content-type': 'application/json' });
+        raw.end(rpcError(-32603, 'Internal error in the gateway'));
+      } else if (!raw.writableEnded) raw.end();
+    }
+  }
+
+  async function newSession(): Promise<Session> {
+    const session = {} as Session;
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      eventStore: new MemoryEventStore(),
+      retryInterval: 1_000,
+      maxRequestBodySize: maxBytes,
+      ...(opts.sseKeepAliveMs ? { keepAliveMs: opts.sseKeepAliveMs } : {}),
+      onsessioninitialized: (id) => void sessions.set(id, session),
+      onsessionclosed: (id) => void sessions.delete(id),
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+    };
+    const server = createMcpServer(deps);
+    Object.assign(session, { transport, server, lastSeen: Date.now() });
+    await server.connect(transport);
+    return session;
+  }
+
+  // Sessions nobody used for a while are closed (their queries are cancelled with them).
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const s of sessions.values()) if (now - s.lastSeen > sessionIdleMs) void s.server.close();
+    },
+    Math.min(60_000, sessionIdleMs),
+  );
+  sweep.unref();
+
+  // Bodies arrive as text, so that malformed JSON gets JSON-RPC's -32700 rather than a REST 400.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: maxBytes }, (_req, body, done) =>
+    done(null, body),
+  );
+
+  app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
+    const status = err.statusCode ?? 500;
+    if (status >= 500) req.log.error({ err }, 'MCP request failed');
+    const code = status === 413 ? -32600 : status < 500 ? -32600 : -32603;
+    return reply
+      .code(status)
+      .type('application/json')
+      .send(rpcError(code, status < 500 ? err.message : 'Internal error in the gateway'));
+  });
+
+  app.post(MCP_PATH, async (req, reply) => {
+    if (!guard(req, reply)) return reply;
+    const text = typeof req.body === 'string' ? req.body : '';
+    if (text.trim() === '') {
+      return reply
+        .code(400)
+        .type('application/json')
+        .send(rpcError(-32600, 'Invalid Request: the body is empty'));
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch (err) {
+      return reply
+        .code(400)
+        .type('application/json')
+        .send(rpcError(-32700, `Parse error: ${(err as Error).message}`));
+    }
+    const sid = header(req.raw, 'mcp-session-id');
+    if (sid) {
+      const session = sessions.get(sid);
+      if (!session)
+        return reply.code(404).type('application/json').send(rpcError(-32001, 'Session not found'));
+      session.lastSeen = Date.now();
+      await handOver(session.transport, req, reply, body);
+      return reply;
+    }
+    const acceptsSse = /\btext\/event-stream\b/i.test(header(req.raw, 'accept') ?? '');
+    if (acceptsSse && isInitialize(body)) {
+      if (closing)
+        return reply
+          .code(503)
+          .type('application/json')
+          .send(rpcError(-32000, 'The gateway is shutting down'));
+      if (sessions.size >= maxSessions) {
+        return reply
+          .code(503)
+          .type('application/json')
+          .send(rpcError(-32000, 'Too many MCP sessions; try again later'));
+      }
+      const session = await newSession();
+      await handOver(session.transport, req, reply, body);
+      return reply;
+    }
+    // No session: NLWeb's plain JSON-RPC POST, answered by a one-request server. A client that
+    // does not take SSE gets one JSON body; hanging up cancels what it asked for.
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: !acceptsSse,
+      maxRequestBodySize: maxBytes,
+    });
+    const server = createMcpServer(deps);
+    await server.connect(transport);
+    reply.raw.on('close', () => void server.close());
+    if (!acceptsSse) req.raw.headers.accept = 'application/json, text/event-stream';
+    if (!/json/i.test(header(req.raw, 'content-type') ?? ''))
+      req.raw.headers['content-type'] = 'application/json';
+    await handOver(transport, req, reply, body);
+    return reply;
+  });
+
+  const sessionRoute = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    if (!guard(req, reply)) return reply;
+    const sid = header(req.raw, 'mcp-session-id');
+    if (!sid) {
+      return reply
+        .code(req.method === 'GET' ? 405 : 400)
+        .header('allow', 'POST')
+        .type('application/json')
+        .send(
+          rpcError(-32000, 'Bad Request: Mcp-Session-Id header is required (initialize with a POST first)'),
+        );
+    }
+    const session = sessions.get(sid);
+    if (!session) return reply.code(404).type('application/json').send(rpcError(-32001, 'Session not found'));
+    session.lastSeen = Date.now();
+    await handOver(session.transport, req, reply);
+    return reply;
+  };
+  app.get(MCP_PATH, sessionRoute);
+  app.delete(MCP_PATH, sessionRoute);
+
+  // ------------------------------------------------------------------ WebSocket at /mcp/ws
+
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: maxBytes,
+    perMessageDeflate: { threshold: 1_024 },
+    // The client's first known sub-protocol (the handshake check below refused none known).
+    handleProtocols: (offered) =>
+      [...offered].find((p) => (WS_SUBPROTOCOLS as readonly string[]).includes(p)) ?? false,
+  });
+
+  function onConnection(ws: WebSocket): void {
+    sockets.add(ws);
+    const server = createMcpServer(deps);
+    let alive = true;
+    ws.on('pong', () => (alive = true));
+    const ping = setInterval(() => {
+      if (!alive) {
+        ws.terminate();
+        return;
+      }
+      alive = false;
+      ws.ping();
+    }, wsPingMs);
+    ping.unref();
+    ws.on('close', () => {
+      clearInterval(ping);
+      sockets.delete(ws);
+      // Closing the server aborts its running tool calls, which cancels their queries.
+      void server.close();
+    });
+    void server.connect(new WebSocketServerTransport(ws)).catch((err: unknown) => {
+      app.log.error({ err }, 'MCP WebSocket failed to start');
+      ws.terminate();
+    });
+  }
+
+  function onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== MCP_WS_PATH) {
+      // Someone else's upgrade; refuse it only when nobody else listens.
+      if (app.server.listenerCount('upgrade') <= 1)
+        refuseUpgrade(socket, 404, `no WebSocket endpoint at ${path}`);
+      return;
+    }
+    if (closing) return refuseUpgrade(socket, 503, 'The gateway is shutting down');
+    const origin = header(req, 'origin');
+    if (!originAllowed(origin))
+      return refuseUpgrade(socket, 403, `Forbidden: origin ${origin} is not allowed`);
+    if (!authorized(req)) {
+      return refuseUpgrade(socket, 401, 'Unauthorized: send Authorization: Bearer <token>', {
+        'WWW-Authenticate': 'Bearer realm="askbus-mcp"',
+      });
+    }
+    const offered = (header(req, 'sec-websocket-protocol') ?? '')
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean);
+    if (offered.length > 0 && !offered.some((p) => (WS_SUBPROTOCOLS as readonly string[]).includes(p))) {
+      return refuseUpgrade(
+        socket,
+        400,
+        `Unsupported WebSocket sub-protocol ${offered.join(', ')}; this server speaks ${WS_SUBPROTOCOLS.join(', ')}`,
+      );
+    }
+    wss.handleUpgrade(req, socket, head, onConnection);
+  }
+
+  app.server.on('upgrade', onUpgrade);
+
+  // Connections that have not sent a request yet. Clients (the SDK's among them) reconnect
+  // their SSE streams when shutdown ends them; such a connection, and one whose stream ended
+  // just now, would hold close() until the client gave up. Shutdown ends them below.
+  const unused = new Map<Socket, number>();
+  const onTcp = (socket: Socket): void => {
+    unused.set(socket, Date.now());
+    socket.once('close', () => unused.delete(socket));
+  };
+  const onRequest = (req: IncomingMessage): void => void unused.delete(req.socket);
+  app.server.on('connection', onTcp);
+  app.server.on('request', onRequest);
+
+  app.addHook('preClose', async () => {
+    closing = true;
+    clearInterval(sweep);
+    app.server.off('upgrade', onUpgrade);
+    for (const ws of sockets) ws.close(1001, 'the gateway is shutting down');
+    await Promise.all([...sessions.values()].map((s) => s.server.close().catch(() => undefined)));
+    sessions.clear();
+    setTimeout(() => {
+      for (const ws of sockets) ws.terminate();
+    }, 1_000).unref();
+    await new Promise<void>((resolve) => wss.close(() => resolve()));
+    const sweepConnections = setInterval(() => {
+      app.server.closeIdleConnections();
+      for (const [socket, since] of unused) if (Date.now() - since > 200) socket.destroy();
+    }, 50);
+    sweepConnections.unref();
+    app.server.once('close', () => {
+      clearInterval(sweepConnections);
+      app.server.off('connection', onTcp);
+      app.server.off('request', onRequest);
+    });
+  });
+}

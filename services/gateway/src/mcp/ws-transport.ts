@@ -1,0 +1,100 @@
+/**
+ * An MCP Transport over one WebSocket: each text frame is one JSON-RPC message (or a batch).
+ * Requests are multiplexed by their JSON-RPC id; the SDK's Protocol pairs answers with them.
+ */
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import WebSocket from 'ws';
+import type { RawData } from 'ws';
+
+/** The JSON-RPC error a peer gets for a frame that is no message at all. */
+function errorFrame(code: number, message: string, id: string | number | null = null): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
+}
+
+const idOf = (v: unknown): string | number | null => {
+  if (typeof v !== 'object' || v === null || !('id' in v)) return null;
+  const id = (v as { id: unknown }).id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+};
+
+export class WebSocketServerTransport implements Transport {
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: (<T extends JSONRPCMessage>(message: T) => void) | undefined;
+  sessionId?: string | undefined;
+  private started = false;
+  private closed = false;
+
+  constructor(private readonly socket: WebSocket) {}
+
+  async start(): Promise<void> {
+    if (this.started) throw new Error('WebSocketServerTransport already started');
+    this.started = true;
+    this.socket.on('message', (data, isBinary) => this.receive(data, isBinary));
+    this.socket.on('error', (err) => this.onerror?.(err));
+    this.socket.on('close', () => this.finish());
+    if (this.socket.readyState >= WebSocket.CLOSING) this.finish();
+  }
+
+  private finish(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.onclose?.();
+  }
+
+  private reply(frame: string): void {
+    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(frame);
+  }
+
+  private receive(data: RawData, isBinary: boolean): void {
+    if (isBinary) {
+      this.reply(errorFrame(-32600, 'Invalid Request: MCP messages are text frames of JSON'));
+      return;
+    }
+    const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    const text = buf.toString('utf8');
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch (err) {
+      this.reply(errorFrame(-32700, `Parse error: ${(err as Error).message}`));
+      return;
+    }
+    const batch = Array.isArray(raw) ? raw : [raw];
+    if (batch.length === 0) {
+      this.reply(errorFrame(-32600, 'Invalid Request: empty batch'));
+      return;
+    }
+    for (const item of batch) {
+      const parsed = JSONRPCMessageSchema.safeParse(item);
+      if (!parsed.success) {
+        this.reply(errorFrame(-32600, 'Invalid Request: not a JSON-RPC 2.0 message', idOf(item)));
+        continue;
+      }
+      try {
+        this.onmessage?.(parsed.data);
+      } catch (err) {
+        this.onerror?.(err as Error);
+      }
+    }
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.socket.readyState !== WebSocket.OPEN) {
+        reject(new Error('the WebSocket is not open'));
+        return;
+      }
+      this.socket.send(JSON.stringify(message), (err) => (err ? reject(err) : resolve()));
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING) {
+      this.socket.close(1000, 'closing');
+    }
+    this.finish();
+  }
+}
