@@ -14,6 +14,7 @@ interface OtlpSpan {
   parentSpanId?: string;
   name: string;
   kind: number;
+  attributes?: { key: string; value: { intValue?: string | number; stringValue?: string } }[];
 }
 
 /** A stand-in collector: a real HTTP server that takes OTLP/HTTP JSON trace exports. */
@@ -79,9 +80,12 @@ describe('one trace per query across every service', () => {
   it('links gateway, router, retriever and ranker spans under the caller’s traceparent', async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const callerSpan = '00f067aa0ba902b7';
-    const res = await fetch(`${running.url}/ask?query=westerns+with+clint+eastwood&site=movies`, {
-      headers: { traceparent: `00-${traceId}-${callerSpan}-01` },
-    });
+    const res = await fetch(
+      `${running.url}/ask?query=westerns+with+clint+eastwood&site=movies&mode=summarize`,
+      {
+        headers: { traceparent: `00-${traceId}-${callerSpan}-01` },
+      },
+    );
     expect(res.status).toBe(200);
     await res.text();
     await telemetry.shutdown(); // flushes every span still buffered
@@ -115,5 +119,13 @@ describe('one trace per query across every service', () => {
     const processScore = named('process rank.v1.score');
     expect(processScore).toHaveLength(sendScore.length);
     for (const s of processScore) expect(sendScore).toContain(parentOf(s));
+
+    // The summary is a model call: a span under the router's handler, with its token counts.
+    const [llm] = spans.filter((s) => s.name.startsWith('chat '));
+    expect(llm, 'an LLM span').toBeDefined();
+    expect(parentOf(llm!)).toBe(processAsk);
+    const attr = (k: string) => llm!.attributes?.find((a) => a.key === k)?.value;
+    expect(attr('gen_ai.system')?.stringValue).toBe('local');
+    expect(Number(attr('gen_ai.usage.output_tokens')?.intValue)).toBeGreaterThan(0);
   });
 });

@@ -1,3 +1,4 @@
+import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { z } from 'zod';
 import { LlmError } from './errors';
@@ -18,6 +19,8 @@ export interface LlmOptions {
 }
 
 type Answer<S> = S extends z.ZodType ? z.infer<S> : string;
+
+const tracer = trace.getTracer('@askbus/llm');
 
 /**
  * A language model behind one interface, whatever the provider: per-attempt timeout, retries
@@ -66,10 +69,12 @@ export class Llm {
     const json = opts.jsonSchema
       ? { name: opts.schemaName ?? 'answer', schema: jsonSchemaOf(opts.jsonSchema) }
       : undefined;
+    const span = this.startSpan(opts);
+    let failure: LlmError | undefined;
     try {
       return await this.withRetries(opts, async (req) => {
         const { text, usage } = await this.adapter.complete({ ...req, json });
-        this.count(usage);
+        this.count(usage, span);
         if (!opts.jsonSchema) return text as Answer<S>;
         try {
           return parseAnswer(opts.jsonSchema, text) as Answer<S>;
@@ -79,7 +84,10 @@ export class Llm {
         }
       });
     } catch (err) {
-      throw this.failed(err, opts);
+      failure = this.failed(err, opts);
+      throw failure;
+    } finally {
+      endSpan(span, failure);
     }
   }
 
@@ -89,6 +97,8 @@ export class Llm {
    */
   async *stream(opts: CallOptions): AsyncGenerator<string, void, undefined> {
     this.counters.calls++;
+    const span = this.startSpan(opts, true);
+    let failure: LlmError | undefined;
     const queue: { delta?: string; done?: true; err?: unknown }[] = [];
     let wake: (() => void) | undefined;
     const push = (x: { delta?: string; done?: true; err?: unknown }): void => {
@@ -102,7 +112,7 @@ export class Llm {
       { ...opts, signal },
       async (req) => {
         for await (const part of this.adapter.stream(req)) {
-          if (part.usage) this.count(part.usage);
+          if (part.usage) this.count(part.usage, span);
           if (part.delta) {
             started = true;
             push({ delta: part.delta });
@@ -121,19 +131,43 @@ export class Llm {
           wake = undefined;
           continue;
         }
-        if (next.err !== undefined) throw this.failed(next.err, opts);
+        if (next.err !== undefined) {
+          failure = this.failed(next.err, opts);
+          throw failure;
+        }
         if (next.done) return;
         yield next.delta!;
       }
     } finally {
       stop.abort();
+      endSpan(span, failure);
     }
   }
 
-  private count(usage: Usage | undefined): void {
+  /** A client span per model call (OpenTelemetry's gen_ai conventions); a no-op without an SDK. */
+  private startSpan(opts: CallOptions, streaming = false): CallSpan {
+    const span = tracer.startSpan(`chat ${this.provider}`, {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'gen_ai.system': this.provider,
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.request.max_tokens': opts.maxTokens ?? this.maxTokens,
+        'askbus.llm.tier': opts.tier,
+        'askbus.llm.task': opts.task?.kind ?? 'chat',
+        'askbus.llm.streaming': streaming,
+      },
+    });
+    return { span, tokensIn: 0, tokensOut: 0 };
+  }
+
+  private count(usage: Usage | undefined, call?: CallSpan): void {
     if (!usage) return;
     this.counters.tokensIn += usage.tokensIn;
     this.counters.tokensOut += usage.tokensOut;
+    if (call) {
+      call.tokensIn += usage.tokensIn;
+      call.tokensOut += usage.tokensOut;
+    }
   }
 
   private failed(err: unknown, opts: CallOptions): LlmError {
@@ -190,6 +224,24 @@ export class Llm {
       }
     }
   }
+}
+
+/** One model call's span and the tokens its attempts used (retries add up). */
+interface CallSpan {
+  span: Span;
+  tokensIn: number;
+  tokensOut: number;
+}
+
+function endSpan({ span, tokensIn, tokensOut }: CallSpan, failure: LlmError | undefined): void {
+  span.setAttribute('gen_ai.usage.input_tokens', tokensIn);
+  span.setAttribute('gen_ai.usage.output_tokens', tokensOut);
+  if (failure) {
+    span.setAttribute('error.type', failure.code);
+    if (failure.code !== 'cancelled')
+      span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
+  }
+  span.end();
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

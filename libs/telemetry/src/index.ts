@@ -1,4 +1,4 @@
 export { createLogger, startTelemetry, traceFields, type Telemetry } from './otel';
-export { createRegistry, instrumentBus } from './metrics';
+export { createRegistry, instrumentBus, instrumentLlm, type LlmCounterSource } from './metrics';
 export { startOpsServer, type OpsServer } from './ops-server';
-export { runService } from './service';
+export { runService, type ServiceContext } from './service';

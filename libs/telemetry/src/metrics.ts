@@ -94,3 +94,45 @@ export function instrumentBus(bus: Bus, registry: Registry): void {
     },
   });
 }
+
+/** What an LLM client counts (libs/llm's Llm.counters). */
+export interface LlmCounterSource {
+  provider: string;
+  counters: {
+    calls: number;
+    failures: number;
+    malformedOutputs: number;
+    retries: number;
+    tokensIn: number;
+    tokensOut: number;
+  };
+}
+
+/** LLM calls, failures and tokens of a service, read from its client's counters at scrape time. */
+export function instrumentLlm(service: string, llm: LlmCounterSource, registry: Registry): void {
+  const labels = { service, provider: llm.provider };
+  const read: [string, string, (c: LlmCounterSource['counters']) => number][] = [
+    ['askbus_llm_calls_total', 'Language-model calls', (c) => c.calls],
+    ['askbus_llm_failures_total', 'Language-model calls that failed (after retries)', (c) => c.failures],
+    [
+      'askbus_llm_malformed_outputs_total',
+      'Answers that did not parse against their schema',
+      (c) => c.malformedOutputs,
+    ],
+    ['askbus_llm_retries_total', 'Retried attempts (429, 5xx, timeouts)', (c) => c.retries],
+    ['askbus_llm_input_tokens_total', 'Prompt tokens sent', (c) => c.tokensIn],
+    ['askbus_llm_output_tokens_total', 'Completion tokens received', (c) => c.tokensOut],
+  ];
+  for (const [name, help, get] of read) {
+    new Counter({
+      name,
+      help,
+      labelNames: ['service', 'provider'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(labels, get(llm.counters));
+      },
+    });
+  }
+}

@@ -1,17 +1,27 @@
 import { connectBus, onShutdown, type Bus } from '@askbus/bus';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import { createLogger, startTelemetry } from './otel';
 import { createRegistry, instrumentBus } from './metrics';
 import { startOpsServer } from './ops-server';
 
+/** What a service's start function gets. */
+export interface ServiceContext {
+  bus: Bus;
+  log: Logger;
+  registry: Registry;
+}
+
 /**
  * The life of one service process: telemetry, logger, NATS connection, metrics and probes on
- * METRICS_PORT (default 9464; 0 picks a free port, "off" none), then `start`; on SIGTERM
- * readiness goes false, the bus drains (work in flight finishes, bounded), telemetry flushes.
+ * METRICS_PORT (unset: none, so several services can run on one machine; 0: a free port; the
+ * Kubernetes manifests set 9464), then `start`. On SIGTERM readiness goes false, `start`'s
+ * returned stop function runs (the gateway closes HTTP), the bus drains (work in flight
+ * finishes, bounded by ASKBUS_DRAIN_MS), telemetry flushes, the process exits.
  */
 export async function runService(
   service: string,
-  start: (bus: Bus, log: Logger) => Promise<void> | void,
+  start: (ctx: ServiceContext) => Promise<void | (() => Promise<void>)> | void,
 ): Promise<void> {
   const telemetry = startTelemetry(service);
   const log = createLogger(service);
@@ -21,10 +31,10 @@ export async function runService(
   });
   const registry = createRegistry();
   instrumentBus(bus, registry);
-  await start(bus, log);
-  const portSetting = process.env.METRICS_PORT ?? '9464';
+  const stop = await start({ bus, log, registry });
+  const portSetting = process.env.METRICS_PORT ?? '';
   const ops =
-    portSetting === 'off'
+    portSetting === '' || portSetting === 'off'
       ? undefined
       : await startOpsServer({
           port: Number(portSetting),
@@ -34,6 +44,7 @@ export async function runService(
   log.info({ nats: bus.nc.getServer(), opsPort: ops?.port }, `askbus ${service} serving`);
   onShutdown(async () => {
     log.info('draining');
+    await stop?.();
     await bus.drain(Number(process.env.ASKBUS_DRAIN_MS ?? 10_000));
     await ops?.close();
     await telemetry.shutdown();

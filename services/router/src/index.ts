@@ -28,13 +28,17 @@ export function busPorts(bus: Bus, ctx: HandlerContext, retrieveTimeoutMs = 10_0
   };
 }
 
-/** Serves `ask.v1.run`: one AskRequest in, NLWeb messages out as a stream. */
-export function startRouter(bus: Bus, opts: RouterOptions = {}): void {
+/**
+ * Serves `ask.v1.run`: one AskRequest in, NLWeb messages out as a stream. Returns the answer
+ * model in use, whose client's counters feed the metrics.
+ */
+export function startRouter(bus: Bus, opts: RouterOptions = {}): { model: AnswerModel } {
   const settings: SearchSettings = { ...defaultSearchSettings, ...opts.search };
   const model = opts.model ?? { llm: llmFromEnv(), prompts: loadPrompts() };
   bus.serveStream(contracts.ask, (req, ctx) =>
     runAsk(req, busPorts(bus, ctx, opts.retrieveTimeoutMs), ctx.signal, settings, undefined, model),
   );
+  return { model };
 }
 
 /** Router settings from the environment (ASKBUS_RANK_BATCH, ASKBUS_CANDIDATES, ASKBUS_COLLATE_MS). */

@@ -1,10 +1,7 @@
-import { connectBus, onShutdown } from '@askbus/bus';
+import { instrumentLlm, runService } from '@askbus/telemetry';
 import { routerOptionsFromEnv, startRouter } from './index';
 
-const bus = await connectBus({
-  service: 'router',
-  log: (level, msg, fields) => console[level](JSON.stringify({ level, service: 'router', msg, ...fields })),
+await runService('router', ({ bus, registry }) => {
+  const { model } = startRouter(bus, routerOptionsFromEnv());
+  instrumentLlm('router', model.llm, registry);
 });
-startRouter(bus, routerOptionsFromEnv());
-console.log(`askbus router serving on ${bus.nc.getServer()}`);
-onShutdown(() => bus.drain());
