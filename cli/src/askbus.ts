@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
 import { runUp } from './up';
+import { runClientCommand } from './ask';
+import { loadMain } from './load';
 
 const usage = `askbus — a natural-language endpoint for schema.org site data
 
@@ -7,11 +9,28 @@ Usage: askbus <command> [options]
 
 Commands:
   up        start NATS (or use NATS_URL), every service, load the demo sites, serve HTTP
+  ask       ask a running gateway a question; prints results as they stream in
+            (askbus ask --help: --site, --mode, --max, --json, --url / ASKBUS_URL)
+  sites     list the sites a running gateway can answer about (askbus sites --help)
+  load      load schema.org data (files, a directory, an http(s) URL) into the retriever;
+            askbus load --help for formats and options (uses NATS_URL)
 
 Environment for up: PORT (8000), HOST (127.0.0.1), NATS_URL, ASKBUS_DATA_DIR (./.data),
   ASKBUS_RANKERS (2), ASKBUS_RANK_DELAY_MS (0), ASKBUS_DEMO (1; 0 skips the demo sites)
 `;
 
+if (process.argv[2] === 'load') {
+  try {
+    await loadMain(process.argv.slice(3));
+    process.exit(0);
+  } catch (err) {
+    console.error(`askbus load: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  }
+}
+if (process.argv[2] === 'ask' || process.argv[2] === 'sites') {
+  process.exit(await runClientCommand(process.argv[2], process.argv.slice(3)));
+}
 const { positionals, values } = parseArgs({
   allowPositionals: true,
   options: { help: { type: 'boolean', short: 'h' } },

@@ -56,6 +56,10 @@ export type SiteInfo = z.infer<typeof SiteInfo>;
 export const SitesRequest = z.object({});
 export const SitesReply = z.object({ sites: z.array(SiteInfo) });
 
+/** Removes every item of a site (`askbus load --delete-site`). */
+export const DeleteRequest = z.object({ site: SiteName });
+export const DeleteReply = z.object({ deleted: z.number().int() });
+
 export const ScoreRequest = z.object({
   query: z.string().min(1).max(10_000),
   items: z.array(StoredItem).min(1).max(200),
@@ -73,6 +77,7 @@ export const contracts = {
   search: unary('retrieve.v1.search', SearchRequest, SearchReply),
   upsert: unary('retrieve.v1.upsert', UpsertRequest, UpsertReply),
   sites: unary('retrieve.v1.sites', SitesRequest, SitesReply),
+  delete: unary('retrieve.v1.delete', DeleteRequest, DeleteReply),
   score: stream('rank.v1.score', ScoreRequest, ScoredItem),
 } as const;
 

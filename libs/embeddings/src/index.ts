@@ -1,1 +1,4 @@
-export {};
+export * from './provider';
+export * from './wordnet';
+export * from './local';
+export * from './openai';

@@ -1,1 +1,3 @@
-export {};
+export * from './items';
+export * from './formats';
+export * from './load';

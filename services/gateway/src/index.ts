@@ -24,7 +24,7 @@ import { parseAsk, parseForm } from './dialect';
 import type { AskCall } from './dialect';
 import { BadRequestError, failureOf } from './errors';
 import type { Failure } from './errors';
-import { homePage } from './home';
+import { chatRoutes } from './chat/index';
 import { mcpPlugin } from './mcp/index';
 import type { McpOptions } from './mcp/index';
 import { JsonCollector, KEEPALIVE, SSE_HEADERS, SseRenderer, errorBody, sseFrame } from './render';
@@ -331,7 +331,7 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
     return reply.code(503).send({ status: 'not_ready', checks, failing, error });
   });
 
-  app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(homePage(version)));
+  await app.register(chatRoutes, { version });
   await app.register(mcpPlugin, {
     ...opts.mcp,
     authToken: opts.mcpAuthToken ?? opts.mcp?.authToken,

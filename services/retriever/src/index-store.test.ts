@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredItem } from '@askbus/contracts';
+import type { EmbeddingProvider } from '@askbus/embeddings';
 import { loadDemoSites } from '@askbus/demo-data';
 import { IndexStore, StoreInputError } from './index-store';
 
@@ -22,12 +23,16 @@ describe('IndexStore over the demo sites', () => {
   let store: IndexStore;
   beforeAll(async () => {
     store = await IndexStore.open();
-    store.upsert('movies', movies);
-    store.upsert('cars', cars);
+    await store.upsert('movies', movies);
+    await store.upsert('cars', cars);
   });
 
-  it('finds Pale Rider and High Plains Drifter in the top 10 for "westerns with clint eastwood"', () => {
-    const found = store.search({ query: 'westerns with clint eastwood', site: ['movies'], numResults: 10 });
+  it('finds Pale Rider and High Plains Drifter in the top 10 for "westerns with clint eastwood"', async () => {
+    const found = await store.search({
+      query: 'westerns with clint eastwood',
+      site: ['movies'],
+      numResults: 10,
+    });
     expect(found.length).toBe(10);
     const names = found.map((r) => r.name);
     expect(names).toContain('Pale Rider');
@@ -38,27 +43,55 @@ describe('IndexStore over the demo sites', () => {
     }
   });
 
-  it('filters by site, by "all" and by type', () => {
-    expect(store.search({ query: 'japanese cars', site: ['movies'] }).every((r) => r.site === 'movies')).toBe(
-      true,
-    );
-    const any = store.search({ query: 'ford', site: ['all'], numResults: 200 });
-    expect(new Set(any.map((r) => r.site))).toEqual(new Set(['movies', 'cars']));
-    const onlyCars = store.search({ query: 'ford', site: ['all'], types: ['Car'], numResults: 200 });
-    expect(onlyCars.length).toBeGreaterThan(0);
-    expect(onlyCars.every((r) => r['@type'] === 'Car')).toBe(true);
-    expect(store.search({ query: 'ford', site: ['nowhere'] })).toEqual([]);
+  it('keeps "westerns with clint eastwood" → Pale Rider and High Plains Drifter in the top 2 (hybrid)', async () => {
+    const found = await store.search({
+      query: 'westerns with clint eastwood',
+      site: ['movies'],
+      numResults: 2,
+    });
+    expect(found.map((r) => r.name).sort()).toEqual(['High Plains Drifter', 'Pale Rider']);
   });
 
-  it('puts items of a type the query names first when searching every site', () => {
-    const found = store.search({ query: 'ford cars', site: ['all'], numResults: 20 });
+  it('finds by meaning what no keyword matches (the vector half)', async () => {
+    const genreCount = async (query: string, genre: string) =>
+      (await store.search({ query, site: ['movies'], numResults: 10 })).filter((r) =>
+        ((r.schema_object.genre as string[] | undefined) ?? []).some((g) => g.includes(genre)),
+      ).length;
+    expect(await genreCount('extraterrestrial', 'Science Fiction')).toBeGreaterThanOrEqual(8);
+    expect(await genreCount('cartoon for toddlers', 'Kids')).toBeGreaterThanOrEqual(8);
+    expect(await genreCount('frightening films', 'Horror')).toBeGreaterThanOrEqual(3);
+    // filters hold on the vector side too
+    expect((await store.search({ query: 'extraterrestrial', site: ['cars'] })).length).toBe(0);
+    const keywordOnly = await IndexStore.open({ embedder: null });
+    await keywordOnly.upsert('movies', movies);
+    expect(await keywordOnly.search({ query: 'extraterrestrial', site: ['movies'] })).toEqual([]);
+  });
+
+  it('filters by site, by "all" and by type', async () => {
+    expect(
+      (await store.search({ query: 'japanese cars', site: ['movies'] })).every((r) => r.site === 'movies'),
+    ).toBe(true);
+    const any = await store.search({ query: 'ford', site: ['all'], numResults: 200 });
+    expect(new Set(any.map((r) => r.site))).toEqual(new Set(['movies', 'cars']));
+    const onlyCars = await store.search({ query: 'ford', site: ['all'], types: ['Car'], numResults: 200 });
+    expect(onlyCars.length).toBeGreaterThan(0);
+    expect(onlyCars.every((r) => r['@type'] === 'Car')).toBe(true);
+    expect(await store.search({ query: 'ford', site: ['nowhere'] })).toEqual([]);
+  });
+
+  it('puts items of a type the query names first when searching every site', async () => {
+    const found = await store.search({ query: 'ford cars', site: ['all'], numResults: 20 });
     expect(found.every((r) => r['@type'] === 'Car')).toBe(true);
-    const films = store.search({ query: 'ford movies', site: ['all'], numResults: 3 });
+    const films = await store.search({ query: 'ford movies', site: ['all'], numResults: 3 });
     expect(films.every((r) => r['@type'] === 'Movie')).toBe(true);
   });
 
-  it("raises items whose numbers fit the query's intent", () => {
-    const found = store.search({ query: 'fuel efficient japanese cars', site: ['cars'], numResults: 10 });
+  it("raises items whose numbers fit the query's intent", async () => {
+    const found = await store.search({
+      query: 'fuel efficient japanese cars',
+      site: ['cars'],
+      numResults: 10,
+    });
     expect(found).toHaveLength(10);
     for (const r of found) {
       expect((r.schema_object.countryOfOrigin as { name: string }).name).toBe('Japan');
@@ -66,15 +99,15 @@ describe('IndexStore over the demo sites', () => {
     }
   });
 
-  it('respects numResults, tolerates typos, and returns nothing for a query of punctuation', () => {
-    expect(store.search({ query: 'comedy', site: ['movies'], numResults: 3 })).toHaveLength(3);
-    expect(store.search({ query: 'eastwod', site: ['movies'], numResults: 5 }).map((r) => r.name)).toContain(
-      'Pale Rider',
-    );
-    expect(store.search({ query: '?!', site: ['all'] })).toEqual([]);
+  it('respects numResults, tolerates typos, and returns nothing for a query of punctuation', async () => {
+    expect(await store.search({ query: 'comedy', site: ['movies'], numResults: 3 })).toHaveLength(3);
+    expect(
+      (await store.search({ query: 'eastwod', site: ['movies'], numResults: 5 })).map((r) => r.name),
+    ).toContain('Pale Rider');
+    expect(await store.search({ query: '?!', site: ['all'] })).toEqual([]);
   });
 
-  it('lists sites with item counts and types', () => {
+  it('lists sites with item counts and types', async () => {
     expect(store.sites()).toEqual([
       { name: 'cars', itemCount: 406, types: ['Car'] },
       { name: 'movies', itemCount: 3200, types: ['Movie'] },
@@ -87,23 +120,52 @@ describe('IndexStore upsert', () => {
     const store = await IndexStore.open();
     const a = item('s', 'a', 'Thing', { name: 'Alpha gadget' });
     const b = item('s', 'b', 'Thing', { name: 'Beta gadget' });
-    expect(store.upsert('s', [a, b])).toEqual({ upserted: 2, total: 2 });
-    expect(store.upsert('s', [a, b])).toEqual({ upserted: 2, total: 2 });
+    expect(await store.upsert('s', [a, b])).toEqual({ upserted: 2, total: 2 });
+    expect(await store.upsert('s', [a, b])).toEqual({ upserted: 2, total: 2 });
     const renamed = {
       ...a,
       name: 'Gamma widget',
       schema_object: { ...a.schema_object, name: 'Gamma widget' },
     };
-    expect(store.upsert('s', [renamed, renamed])).toEqual({ upserted: 1, total: 2 });
-    expect(store.search({ query: 'alpha', site: ['s'] })).toEqual([]);
-    expect(store.search({ query: 'widget', site: ['s'] }).map((r) => r.url)).toEqual([a.url]);
+    expect(await store.upsert('s', [renamed, renamed])).toEqual({ upserted: 1, total: 2 });
+    expect(await store.search({ query: 'alpha', site: ['s'] })).toEqual([]);
+    expect((await store.search({ query: 'widget', site: ['s'] })).map((r) => r.url)).toEqual([a.url]);
     expect(store.sites()).toEqual([{ name: 's', itemCount: 2, types: ['Thing'] }]);
   });
 
   it('refuses items of another site', async () => {
     const store = await IndexStore.open();
-    expect(() => store.upsert('s', [item('t', 'x', 'Thing', {})])).toThrow(StoreInputError);
+    await expect(store.upsert('s', [item('t', 'x', 'Thing', {})])).rejects.toThrow(StoreInputError);
     expect(store.size).toBe(0);
+  });
+});
+
+describe('IndexStore vectors on disk', () => {
+  it('reopens without re-embedding, and re-embeds only for another embedder', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'askbus-vectors-'));
+    try {
+      let embedded = 0;
+      const counting = (id: string): EmbeddingProvider => ({
+        id,
+        dimensions: 8,
+        async embed(texts) {
+          if (texts.length > 1 || !texts[0]!.startsWith('q:')) embedded += texts.length;
+          return texts.map((t) => Array.from({ length: 8 }, (_, i) => (t.length % (i + 2)) + 1));
+        },
+      });
+      const first = await IndexStore.open({ dataDir: dir, embedder: counting('a') });
+      await first.upsert('cars', cars.slice(0, 20));
+      await first.persist();
+      expect(embedded).toBe(20);
+      const again = await IndexStore.open({ dataDir: dir, embedder: counting('a') });
+      expect(again.vectorsFrom).toBe('disk');
+      expect(embedded).toBe(20);
+      const other = await IndexStore.open({ dataDir: dir, embedder: counting('b') });
+      expect(other.vectorsFrom).toBe('computed');
+      expect(embedded).toBe(40);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -117,18 +179,20 @@ describe('IndexStore persistence', () => {
   it('reopens from disk without re-indexing, with the same answers', async () => {
     const first = await IndexStore.open({ dataDir: dir });
     expect(first.openedFrom).toBe('empty');
-    first.upsert('cars', cars);
+    await first.upsert('cars', cars);
     await first.persist();
-    expect(readdirSync(dir).sort()).toEqual(['index.json', 'items.json']); // no temp files left
+    expect(readdirSync(dir).sort()).toEqual(['index.json', 'items.json', 'vectors.bin', 'vectors.json']); // no temp files left
 
     const second = await IndexStore.open({ dataDir: dir });
     expect(second.openedFrom).toBe('disk');
     expect(second.sites()).toEqual(first.sites());
     const q = { query: 'fast american cars', site: ['cars'], numResults: 20 };
-    expect(second.search(q)).toEqual(first.search(q));
+    expect(await second.search(q)).toEqual(await first.search(q));
+
+    expect(second.vectorsFrom).toBe('disk');
 
     // upserts after reopening keep working on the loaded index
-    second.upsert('cars', cars.slice(0, 5));
+    await second.upsert('cars', cars.slice(0, 5));
     expect(second.size).toBe(406);
   });
 
@@ -137,7 +201,7 @@ describe('IndexStore persistence', () => {
     const store = await IndexStore.open({ dataDir: dir });
     expect(store.openedFrom).toBe('rebuilt');
     expect(store.size).toBe(406);
-    expect(store.search({ query: 'honda civic', site: ['cars'], numResults: 1 })[0]!.name).toMatch(
+    expect((await store.search({ query: 'honda civic', site: ['cars'], numResults: 1 }))[0]!.name).toMatch(
       /Honda Civic/,
     );
     // the rebuilt index was written back, so the next open is from disk again
@@ -159,7 +223,7 @@ describe('IndexStore persistence', () => {
   it('serializes concurrent writes and keeps the files consistent', async () => {
     const store = await IndexStore.open({ dataDir: dir });
     const few = movies.slice(0, 50);
-    store.upsert('movies', few);
+    await store.upsert('movies', few);
     await Promise.all([store.persist(), store.persist(), store.persist()]);
     const saved = JSON.parse(readFileSync(join(dir, 'items.json'), 'utf8')) as { items: unknown[] };
     expect(saved.items).toHaveLength(456);

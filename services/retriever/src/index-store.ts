@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import MiniSearch, { type Options } from 'minisearch';
 import { z } from 'zod';
 import { StoredItem, type RetrievedItem, type SiteInfo } from '@askbus/contracts';
+import { LocalEmbeddings, Vocabulary, type EmbeddingProvider } from '@askbus/embeddings';
+import { reciprocalRankFusion, VectorIndex } from './vectors';
 import {
   ANALYZER_VERSION,
   FIELD_BOOSTS,
@@ -16,6 +18,7 @@ import {
   processTerm,
   tokenize,
   type Intent,
+  type ParsedQuery,
   type ItemFacts,
 } from '@askbus/search-core';
 
@@ -35,8 +38,13 @@ export class StoreInputError extends Error {
 }
 
 export interface IndexStoreOptions {
-  /** Directory for items.json and index.json; without it the store lives in memory only. */
+  /** Directory for items.json, index.json and the vectors; without it the store lives in memory only. */
   dataDir?: string;
+  /**
+   * How items and queries become vectors for the vector half of the hybrid search: default the
+   * local WordNet model (offline) fed with this store's vocabulary; `null` for keyword only.
+   */
+  embedder?: EmbeddingProvider | ((vocabulary: Vocabulary) => EmbeddingProvider) | null;
 }
 
 /** How `open` found its data. */
@@ -75,6 +83,8 @@ const PersistedItems = z.object({
   /** sha256 of index.json as written with these items; a mismatch means "rebuild". */
   indexSha256: z.string(),
   items: z.array(StoredItem),
+  /** sha256 of vectors.json + vectors.bin as written with these items (absent: no vectors). */
+  vectorsSha256: z.string().optional(),
 });
 
 /** Weight of query terms that come only from intent words. */
@@ -87,8 +97,36 @@ const NAMED_TYPE_BOOST = 10;
 
 const ITEMS_FILE = 'items.json';
 const INDEX_FILE = 'index.json';
+const VECTORS_FILE = 'vectors.bin';
+const VECTORS_META_FILE = 'vectors.json';
+
+const VectorsMeta = z.object({
+  embedder: z.string(),
+  dimensions: z.number().int(),
+  ids: z.array(z.string()),
+});
+
+/** RRF constant and list weights: the keyword list leads, the vector list adds what words miss. */
+const RRF_K = 60;
+const KEYWORD_WEIGHT = 1;
+const VECTOR_WEIGHT = 0.7;
+/** Vector hits below this cosine are noise, not meaning. */
+const MIN_VECTOR_SCORE = 0.08;
+const EMBED_BATCH = 256;
+
+/** The text an item is embedded from: name, categories (twice: they say most), people, some text. */
+export function embeddingText(item: StoredItem): { text: string; categories: string } {
+  const f = flattenItem(item);
+  const categories = f.categories.join('. ');
+  const text = [...f.name, categories, categories, ...f.people, ...f.text.map((t) => t.slice(0, 400))].join(
+    '. ',
+  );
+  return { text, categories };
+}
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+const sha256Parts = (meta: string, bin: Buffer): string =>
+  createHash('sha256').update(meta).update(bin).digest('hex');
 
 function toDoc(item: StoredItem): IndexDoc {
   const fields = flattenItem(item);
@@ -105,10 +143,10 @@ function toDoc(item: StoredItem): IndexDoc {
 }
 
 /** Writes a file so readers see the old or the new content, never half of it. */
-async function writeFileAtomic(path: string, content: string): Promise<void> {
+async function writeFileAtomic(path: string, content: string | Buffer): Promise<void> {
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
-    await writeFile(tmp, content, 'utf8');
+    await writeFile(tmp, content);
     await rename(tmp, path);
   } catch (err) {
     await rm(tmp, { force: true });
@@ -134,8 +172,26 @@ export class IndexStore {
   private index = new MiniSearch<IndexDoc>(INDEX_OPTIONS);
   private writes: Promise<void> = Promise.resolve();
   private _openedFrom: OpenedFrom = 'empty';
+  private _vectorsFrom: 'disk' | 'computed' | 'none' = 'none';
+  readonly vocabulary = new Vocabulary();
+  readonly embedder: EmbeddingProvider | undefined;
+  private readonly vectors: VectorIndex | undefined;
 
-  private constructor(private readonly dataDir: string | undefined) {}
+  private constructor(
+    private readonly dataDir: string | undefined,
+    embedder: IndexStoreOptions['embedder'],
+  ) {
+    const e =
+      embedder === null
+        ? undefined
+        : embedder === undefined
+          ? new LocalEmbeddings({ vocabulary: this.vocabulary })
+          : typeof embedder === 'function'
+            ? embedder(this.vocabulary)
+            : embedder;
+    this.embedder = e;
+    this.vectors = e ? new VectorIndex(e.dimensions) : undefined;
+  }
 
   /**
    * Opens the store: from dataDir's files when they are there (MiniSearch's own JSON, no
@@ -144,7 +200,7 @@ export class IndexStore {
    * start empty and lose a site without a word.
    */
   static async open(opts: IndexStoreOptions = {}): Promise<IndexStore> {
-    const store = new IndexStore(opts.dataDir);
+    const store = new IndexStore(opts.dataDir, opts.embedder);
     if (!opts.dataDir) return store;
     const itemsPath = join(opts.dataDir, ITEMS_FILE);
     const itemsText = await readIfExists(itemsPath);
@@ -158,7 +214,12 @@ export class IndexStore {
         `${itemsPath} is not a readable askbus index: ${err instanceof Error ? err.message : err}`,
       );
     }
-    for (const item of saved.items) store.items.set(item.url, item);
+    for (const item of saved.items) {
+      store.items.set(item.url, item);
+      const { text, categories } = embeddingText(item);
+      store.vocabulary.observe(text, categories);
+    }
+    const vectorsOk = await store.loadVectors(opts.dataDir, saved.vectorsSha256);
 
     const indexText = await readIfExists(join(opts.dataDir, INDEX_FILE));
     if (
@@ -170,6 +231,7 @@ export class IndexStore {
         store.index = MiniSearch.loadJSON<IndexDoc>(indexText, INDEX_OPTIONS);
         if (store.index.documentCount === store.items.size) {
           store._openedFrom = 'disk';
+          if (!vectorsOk) await store.persist();
           return store;
         }
       } catch {
@@ -178,6 +240,7 @@ export class IndexStore {
     }
     store.index = new MiniSearch<IndexDoc>(INDEX_OPTIONS);
     store.index.addAll([...store.items.values()].map(toDoc));
+    await store.embedItems([...store.items.values()].filter((i) => !store.vectors?.has(i.url)));
     store._openedFrom = 'rebuilt';
     await store.persist();
     return store;
@@ -185,6 +248,47 @@ export class IndexStore {
 
   get openedFrom(): OpenedFrom {
     return this._openedFrom;
+  }
+
+  /** Whether the vectors were read from disk or computed on open (`none`: keyword only). */
+  get vectorsFrom(): 'disk' | 'computed' | 'none' {
+    return this._vectorsFrom;
+  }
+
+  /** Reads the stored vectors when they are this embedder's; embeds items that have none. True when nothing was missing. */
+  private async loadVectors(dir: string, sha: string | undefined): Promise<boolean> {
+    const vectors = this.vectors;
+    if (!vectors || !this.embedder) return true;
+    try {
+      const metaText = await readIfExists(join(dir, VECTORS_META_FILE));
+      const bin = await readFile(join(dir, VECTORS_FILE)).catch(() => undefined);
+      if (metaText !== undefined && bin && sha === sha256Parts(metaText, bin)) {
+        const meta = VectorsMeta.parse(JSON.parse(metaText));
+        if (meta.embedder === this.embedder.id && meta.dimensions === vectors.dimensions) {
+          vectors.load(meta.ids, bin);
+          for (const id of meta.ids) if (!this.items.has(id)) vectors.delete(id);
+        }
+      }
+    } catch {
+      // recompute below
+    }
+    const missing = [...this.items.values()].filter((i) => !vectors.has(i.url));
+    this._vectorsFrom = missing.length === 0 ? 'disk' : 'computed';
+    await this.embedItems(missing);
+    return missing.length === 0;
+  }
+
+  private async embedItems(items: readonly StoredItem[]): Promise<void> {
+    const vectors = this.vectors;
+    if (!vectors || !this.embedder) return;
+    for (let i = 0; i < items.length; i += EMBED_BATCH) {
+      const batch = items.slice(i, i + EMBED_BATCH);
+      const out = await this.embedder.embed(
+        batch.map((it) => embeddingText(it).text),
+        'document',
+      );
+      batch.forEach((it, n) => vectors.set(it.url, out[n]!));
+    }
   }
 
   /** Number of items over all sites. */
@@ -202,54 +306,151 @@ export class IndexStore {
    * a query's numeric intents ("fuel efficient", "best") raise items whose numbers fit, and
    * items of a type it names ("cars") come before others.
    */
-  search(params: SearchParams): RetrievedItem[] {
+  async search(params: SearchParams): Promise<RetrievedItem[]> {
     const parsed = parseQuery(params.query);
     if (parsed.searchTerms.length === 0) return [];
+    const numResults = params.numResults ?? 50;
+    const depth = Math.max(100, numResults * 2);
     const sites = params.site.includes('all') ? undefined : new Set(params.site);
     const types = params.types?.length ? new Set(params.types) : undefined;
+    const keyword = this.keywordSearch(parsed, sites, types).slice(0, depth);
+    const vector = await this.vectorSearch(params.query, parsed, sites, types, depth);
+    const fused = reciprocalRankFusion([keyword.map((r) => r.id), vector.map((r) => r.id)], RRF_K, [
+      KEYWORD_WEIGHT,
+      VECTOR_WEIGHT,
+    ]);
+    const ranked = [...fused.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+    const out: RetrievedItem[] = [];
+    for (const [id, score] of ranked) {
+      const item = this.items.get(id);
+      if (!item) continue;
+      out.push({ ...item, retrievalScore: Math.round(score * 1e6) / 1e4 });
+      if (out.length >= numResults) break;
+    }
+    return out;
+  }
+
+  /**
+   * The keyword half: BM25+ over the weighted fields (name > people, categories > text), any
+   * query term may match (OR), a little fuzziness for typos, prefix on the last term; a
+   * query's numeric intents ("fuel efficient", "best") raise items whose numbers fit, and
+   * items of a type it names ("cars") come before others.
+   */
+  private keywordSearch(
+    parsed: ParsedQuery,
+    sites: Set<string> | undefined,
+    types: Set<string> | undefined,
+  ): { id: string; score: number }[] {
     const intents = parsed.intents;
     const namedTypes = new Set(parsed.types);
     const intentTerms = new Set(parsed.intentTerms);
-    const results = this.index.search(parsed.searchTerms.join(' '), {
-      // the terms are already analyzed: split them apart again, change nothing
-      tokenize: (q) => q.split(' '),
-      processTerm: (t) => t,
-      boost: { ...FIELD_BOOSTS },
-      combineWith: 'OR',
-      prefix: (term, i, terms) => i === terms.length - 1 && term.length >= 4,
-      fuzzy: (term) => (term.length >= 6 ? 1 : false),
-      weights: { fuzzy: 0.3, prefix: 0.4 },
-      // "best", "fast" …: their numbers matter (boostDocument), their words a little
-      boostTerm: (term) => (intentTerms.has(term) ? INTENT_TERM_WEIGHT : 1),
-      filter: (r) => (!sites || sites.has(r.site as string)) && (!types || types.has(r.type as string)),
-      boostDocument: (_id, _term, stored) =>
-        (namedTypes.has(stored?.type as string) ? NAMED_TYPE_BOOST : 1) * intentBoost(intents, stored),
-    });
-    const out: RetrievedItem[] = [];
-    for (const r of results) {
-      const item = this.items.get(r.id as string);
-      if (!item) continue;
-      out.push({ ...item, retrievalScore: Math.round(r.score * 1e4) / 1e4 });
-      if (out.length >= (params.numResults ?? 50)) break;
-    }
-    return out;
+    return this.index
+      .search(parsed.searchTerms.join(' '), {
+        // the terms are already analyzed: split them apart again, change nothing
+        tokenize: (q) => q.split(' '),
+        processTerm: (t) => t,
+        boost: { ...FIELD_BOOSTS },
+        combineWith: 'OR',
+        prefix: (term, i, terms) => i === terms.length - 1 && term.length >= 4,
+        fuzzy: (term) => (term.length >= 6 ? 1 : false),
+        weights: { fuzzy: 0.3, prefix: 0.4 },
+        // "best", "fast" …: their numbers matter (boostDocument), their words a little
+        boostTerm: (term) => (intentTerms.has(term) ? INTENT_TERM_WEIGHT : 1),
+        filter: (r) => (!sites || sites.has(r.site as string)) && (!types || types.has(r.type as string)),
+        boostDocument: (_id, _term, stored) =>
+          (namedTypes.has(stored?.type as string) ? NAMED_TYPE_BOOST : 1) * intentBoost(intents, stored),
+      })
+      .map((r) => ({ id: r.id as string, score: r.score }));
+  }
+
+  /**
+   * The vector half: cosine between the query's vector and every stored item's (brute force),
+   * the same filters, the same preference for items of a named type and for numbers that fit.
+   */
+  private async vectorSearch(
+    query: string,
+    parsed: ParsedQuery,
+    sites: Set<string> | undefined,
+    types: Set<string> | undefined,
+    depth: number,
+  ): Promise<{ id: string; score: number }[]> {
+    if (!this.vectors || !this.embedder || this.vectors.size === 0) return [];
+    const [qv] = await this.embedder.embed([query], 'query');
+    if (!qv) return [];
+    const named = new Set(parsed.types.filter((t) => [...this.items.values()].some((i) => i['@type'] === t)));
+    const hits = this.vectors.search(
+      Float32Array.from(qv),
+      depth * 2,
+      (id) => {
+        const item = this.items.get(id);
+        if (!item) return false;
+        if (sites && !sites.has(item.site)) return false;
+        if (types && !types.has(item['@type'])) return false;
+        // a query naming a type ("cars") means that type; the vector side has no boost to say so
+        return named.size === 0 || named.has(item['@type']);
+      },
+      MIN_VECTOR_SCORE,
+    );
+    if (parsed.intents.length === 0) return hits.slice(0, depth);
+    return hits
+      .map((h) => {
+        const item = this.items.get(h.id)!;
+        return {
+          id: h.id,
+          score: h.score * intentBoost(parsed.intents, { facts: itemFacts(item.schema_object) }),
+        };
+      })
+      .sort((a, b) => b.score - a.score)
+      .slice(0, depth);
   }
 
   /**
    * Adds or replaces items by URL, so loading the same site twice leaves the same count.
    * Every item must belong to `site`. Call `persist` to write the result to disk.
    */
-  upsert(site: string, items: readonly StoredItem[]): { upserted: number; total: number } {
+  async upsert(site: string, items: readonly StoredItem[]): Promise<{ upserted: number; total: number }> {
     const wrong = items.find((i) => i.site !== site);
     if (wrong) throw new StoreInputError(`item ${wrong.url} belongs to site "${wrong.site}", not "${site}"`);
     const latest = new Map(items.map((i) => [i.url, i])); // the last of repeated URLs wins
+    // vectors first: if the embedder fails, nothing has changed
+    const vectors = this.embedder
+      ? await this.embedder.embed(
+          [...latest.values()].map((i) => embeddingText(i).text),
+          'document',
+        )
+      : [];
+    let n = 0;
     for (const item of latest.values()) {
       const doc = toDoc(item);
+      const old = this.items.get(item.url);
+      if (old) {
+        const o = embeddingText(old);
+        this.vocabulary.forget(o.text, o.categories);
+      }
       if (this.index.has(item.url)) this.index.replace(doc);
       else this.index.add(doc);
       this.items.set(item.url, item);
+      const e = embeddingText(item);
+      this.vocabulary.observe(e.text, e.categories);
+      const v = vectors[n++];
+      if (v && this.vectors) this.vectors.set(item.url, v);
     }
     return { upserted: latest.size, total: this.items.size };
+  }
+
+  /** Removes every item of a site; the number removed. Call `persist` to write the result. */
+  deleteSite(site: string): number {
+    let deleted = 0;
+    for (const [url, item] of this.items) {
+      if (item.site !== site) continue;
+      this.index.discard(url);
+      this.items.delete(url);
+      this.vectors?.delete(url);
+      const e = embeddingText(item);
+      this.vocabulary.forget(e.text, e.categories);
+      deleted++;
+    }
+    return deleted;
   }
 
   /** Each site with its item count and @types, by name. */
@@ -276,13 +477,26 @@ export class IndexStore {
     if (!dir) return Promise.resolve();
     const write = async (): Promise<void> => {
       const indexText = JSON.stringify(this.index);
+      const ids = [...this.items.keys()];
+      const vectors =
+        this.vectors && this.embedder
+          ? {
+              meta: JSON.stringify({ embedder: this.embedder.id, dimensions: this.vectors.dimensions, ids }),
+              bin: this.vectors.serialize(ids),
+            }
+          : undefined;
       const itemsText = JSON.stringify({
         format: 1,
         analyzer: ANALYZER_VERSION,
         indexSha256: sha256(indexText),
+        ...(vectors ? { vectorsSha256: sha256Parts(vectors.meta, vectors.bin) } : {}),
         items: [...this.items.values()],
       });
       await mkdir(dir, { recursive: true });
+      if (vectors) {
+        await writeFileAtomic(join(dir, VECTORS_FILE), vectors.bin);
+        await writeFileAtomic(join(dir, VECTORS_META_FILE), vectors.meta);
+      }
       await writeFileAtomic(join(dir, INDEX_FILE), indexText);
       await writeFileAtomic(join(dir, ITEMS_FILE), itemsText);
     };

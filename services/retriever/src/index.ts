@@ -1,38 +1,62 @@
-import { contracts } from '@askbus/contracts';
+import { contracts, type RetrievedItem, type SiteInfo, type StoredItem } from '@askbus/contracts';
 import { BusError, type Bus } from '@askbus/bus';
-import { IndexStore, StoreInputError } from './index-store';
+import type { EmbeddingProvider } from '@askbus/embeddings';
+import { IndexStore, StoreInputError, type SearchParams } from './index-store';
 
 export * from './index-store';
+export * from './pg-store';
+export * from './vectors';
 
 /** The queue group of every retriever replica. */
 export const RETRIEVER_SERVICE = 'retriever';
 
-export interface RetrieverOptions {
-  /** Where the index is kept (items.json, index.json); in memory only when undefined. */
-  dataDir?: string;
+/** What the retriever needs of a store: the embedded IndexStore or PostgreSQL's PgStore. */
+export interface RetrieverStore {
+  search(params: SearchParams): Promise<RetrievedItem[]>;
+  upsert(site: string, items: readonly StoredItem[]): Promise<{ upserted: number; total: number }>;
+  deleteSite(site: string): number | Promise<number>;
+  sites(): SiteInfo[] | Promise<SiteInfo[]>;
+  persist(): Promise<void>;
 }
 
-export interface Retriever {
-  store: IndexStore;
+export interface RetrieverOptions {
+  /** Where the index is kept (items.json, index.json, vectors); in memory only when undefined. */
+  dataDir?: string;
+  /** Embeddings for the vector half (default: the local WordNet model; null: keyword only). */
+  embedder?: EmbeddingProvider | null;
+}
+
+export interface Retriever<S extends RetrieverStore = IndexStore> {
+  store: S;
 }
 
 /**
- * Opens the index in `dataDir` and serves `retrieve.v1.search`, `retrieve.v1.upsert` and
- * `retrieve.v1.sites` on the bus. Requests and replies are checked by the bus against the
- * contracts; an upsert whose items name another site is a `bad_request`.
+ * Opens the embedded hybrid index in `dataDir` and serves it on the bus (see `serveRetriever`).
  */
-export async function startRetriever(bus: Bus, opts: RetrieverOptions = {}): Promise<Retriever> {
-  const store = await IndexStore.open(opts.dataDir === undefined ? {} : { dataDir: opts.dataDir });
+export async function startRetriever(bus: Bus, opts: RetrieverOptions = {}): Promise<Retriever<IndexStore>> {
+  const store = await IndexStore.open({
+    ...(opts.dataDir === undefined ? {} : { dataDir: opts.dataDir }),
+    ...(opts.embedder === undefined ? {} : { embedder: opts.embedder }),
+  });
+  return serveRetriever(bus, store);
+}
+
+/**
+ * Serves `retrieve.v1.search`, `retrieve.v1.upsert`, `retrieve.v1.sites` and
+ * `retrieve.v1.delete` from a store on the bus. Requests and replies are checked by the bus
+ * against the contracts; an upsert whose items name another site is a `bad_request`.
+ */
+export async function serveRetriever<S extends RetrieverStore>(bus: Bus, store: S): Promise<Retriever<S>> {
   const serve = { queue: RETRIEVER_SERVICE };
 
-  bus.serve(contracts.search, async (req) => ({ items: store.search(req) }), serve);
+  bus.serve(contracts.search, async (req) => ({ items: await store.search(req) }), serve);
 
   bus.serve(
     contracts.upsert,
     async (req) => {
       let result: { upserted: number; total: number };
       try {
-        result = store.upsert(req.site, req.items);
+        result = await store.upsert(req.site, req.items);
       } catch (err) {
         if (err instanceof StoreInputError) throw new BusError('bad_request', err.message);
         throw err;
@@ -43,7 +67,17 @@ export async function startRetriever(bus: Bus, opts: RetrieverOptions = {}): Pro
     serve,
   );
 
-  bus.serve(contracts.sites, async () => ({ sites: store.sites() }), serve);
+  bus.serve(contracts.sites, async () => ({ sites: await store.sites() }), serve);
+
+  bus.serve(
+    contracts.delete,
+    async (req) => {
+      const deleted = await store.deleteSite(req.site);
+      if (deleted > 0) await store.persist();
+      return { deleted };
+    },
+    serve,
+  );
 
   return { store };
 }

@@ -1,0 +1,102 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { testNats } from '@askbus/bus/testing';
+import { up, type Running } from './up';
+
+// The gateway's chat page in real headless Chromium, against the whole system with the demo sites.
+
+const SCREENSHOT = fileURLToPath(
+  new URL('../../services/gateway/src/chat/screenshot-demo.png', import.meta.url),
+);
+
+let nats: Awaited<ReturnType<typeof testNats>>;
+let running: Running;
+let dataDir: string;
+let browser: Browser;
+let page: Page;
+const problems: string[] = [];
+
+beforeAll(async () => {
+  nats = await testNats();
+  dataDir = mkdtempSync(join(tmpdir(), 'askbus-chat-'));
+  [running, browser] = await Promise.all([
+    up({
+      port: 0,
+      host: '127.0.0.1',
+      dataDir,
+      rankers: 2,
+      demo: true,
+      natsUrl: nats.url,
+      rankDelayMs: 0,
+      log: () => undefined,
+    }),
+    chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    }),
+  ]);
+  const context = await browser.newContext({
+    viewport: { width: 1000, height: 1100 },
+    reducedMotion: 'reduce',
+  });
+  await context.route(/^(?!http:\/\/127\.0\.0\.1)/, (route) => {
+    problems.push(`external request: ${route.request().url()}`);
+    return route.abort();
+  });
+  page = await context.newPage();
+  page.on('pageerror', (err) => problems.push(String(err)));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(m.text());
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await running?.stop();
+  await nats?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const last = () => page.locator('.exchange').last();
+
+describe('the chat page on askbus up', { timeout: 60_000 }, () => {
+  it('asks the movies site and streams in cards of Eastwood westerns', async () => {
+    await page.goto(running.url);
+    await page.waitForSelector('body[data-ready="true"]');
+    expect(await page.locator('#site option').allTextContents()).toEqual(
+      expect.arrayContaining(['All sites', 'movies (3200 items)']),
+    );
+    await page.getByLabel('Site').selectOption('movies');
+    await page.getByLabel('Your question').fill('westerns with clint eastwood');
+    await page.getByRole('button', { name: 'Ask' }).click();
+    await expect
+      .poll(() => last().locator('.state').textContent(), { timeout: 20_000 })
+      .toMatch(/^Done: \d+ results?\.$/);
+    const names = await last().locator('.results .card-title a').allTextContents();
+    expect(names.slice(0, 5)).toEqual(expect.arrayContaining(['Pale Rider', 'High Plains Drifter']));
+    const first = last().locator('.results .card').first();
+    expect(await first.locator('.score').textContent()).toMatch(/^score \d+$/);
+    expect(await first.locator('.description').textContent()).toMatch(/eastwood/i);
+    expect(await first.locator('.card-title a').getAttribute('href')).toMatch(/^https:\/\//);
+    expect(problems).toEqual([]);
+  });
+
+  it('a follow-up in summarize mode shows a summary above its cards', async () => {
+    await page.getByLabel('Mode').selectOption('summarize');
+    await page.getByLabel('Your question').fill('only the ones from the 1970s');
+    await page.getByRole('button', { name: 'Ask' }).click();
+    await expect.poll(() => last().locator('.state').textContent(), { timeout: 20_000 }).toMatch(/^Done/);
+    expect(await last().locator('.summary p').textContent()).toMatch(/^The best matches for /);
+    expect(await page.locator('#conversation-info').textContent()).toMatch(
+      /^This conversation has 2 questions;/,
+    );
+    await page.evaluate("document.querySelector('.exchange:last-of-type').scrollIntoView()");
+    await page.screenshot({ path: SCREENSHOT, fullPage: false });
+    expect(problems).toEqual([]);
+  });
+});

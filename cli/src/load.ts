@@ -1,0 +1,207 @@
+import { parseArgs } from 'node:util';
+import cliProgress from 'cli-progress';
+import { contracts, SiteName, type StoredItem } from '@askbus/contracts';
+import { connectBus, type Bus } from '@askbus/bus';
+import { FORMATS, loadSource, type Format, type IngestError } from '@askbus/ingest';
+
+export const loadUsage = `Usage: askbus load <file|dir|url> --site NAME [options]
+       askbus load --site NAME --delete-site
+
+Loads schema.org data into the retriever over NATS: JSON-LD (.json/.jsonld: an item, an array,
+an @graph), NLWeb's url<TAB>json[<TAB>vector] files, JSON lines, CSV with a header row (columns
+are schema.org properties), HTML pages with <script type="application/ld+json">, RSS and Atom
+feeds. A directory is read recursively; a URL must be http(s). Re-loading replaces items by URL.
+
+Options:
+  --site NAME       the site the items belong to (letters, digits, "_", "." or "-")
+  --delete-site     remove the site's items first (alone: only remove them)
+  --type TYPE       @type for records without one (CSV rows, JSON lines)
+  --format FORMAT   ${FORMATS.join(' | ')} (default: by extension and content)
+  --quiet           no progress bar
+
+Environment: NATS_URL (nats://127.0.0.1:4222) — the NATS server the retriever listens on.
+`;
+
+/** Each NATS message stays well under NATS's default 1 MB limit. */
+export const MAX_BATCH_BYTES = 700_000;
+const MAX_BATCH_ITEMS = 2_000;
+const UPSERT_TIMEOUT_MS = 120_000;
+
+export interface LoadOptions {
+  source?: string;
+  site: string;
+  deleteSite?: boolean;
+  defaultType?: string;
+  format?: Format;
+  /** A progress bar on stderr (only when it is a terminal). */
+  progress?: boolean;
+  batchBytes?: number;
+}
+
+export interface LoadSummary {
+  loaded: number;
+  skipped: number;
+  /** Skipped records by reason, most frequent first. */
+  reasons: { reason: string; count: number }[];
+  /** The first skipped records, with file and line. */
+  errors: IngestError[];
+  deleted: number;
+  batches: number;
+  seconds: number;
+  /** Items in the retriever over all sites after the load. */
+  total: number;
+}
+
+const MAX_KEPT_ERRORS = 20;
+/** A reason without its record-specific details ("bad JSON: Unexpected token } at 31"). */
+const reasonKind = (r: string): string => r.replace(/:.*$/, '');
+
+/** Streams a source's items to the retriever in batches; returns what happened. */
+export async function runLoad(bus: Bus, opts: LoadOptions): Promise<LoadSummary> {
+  const site = SiteName.parse(opts.site);
+  const t0 = performance.now();
+  const maxBytes = opts.batchBytes ?? MAX_BATCH_BYTES;
+  const summary: LoadSummary = {
+    loaded: 0,
+    skipped: 0,
+    reasons: [],
+    errors: [],
+    deleted: 0,
+    batches: 0,
+    seconds: 0,
+    total: 0,
+  };
+  const reasons = new Map<string, number>();
+  const skip = (error: IngestError): void => {
+    summary.skipped++;
+    const k = reasonKind(error.reason);
+    reasons.set(k, (reasons.get(k) ?? 0) + 1);
+    if (summary.errors.length < MAX_KEPT_ERRORS) summary.errors.push(error);
+  };
+
+  if (opts.deleteSite) {
+    summary.deleted = (
+      await bus.request(contracts.delete, { site }, { timeoutMs: UPSERT_TIMEOUT_MS })
+    ).deleted;
+  }
+
+  const bar =
+    opts.progress && process.stderr.isTTY
+      ? new cliProgress.SingleBar(
+          {
+            format: `loading ${site}  {value} items  {skipped} skipped  {speed} items/s  {duration_formatted}`,
+            hideCursor: true,
+          },
+          cliProgress.Presets.shades_classic,
+        )
+      : undefined;
+  bar?.start(0, 0, { skipped: 0, speed: 0 });
+
+  let batch: StoredItem[] = [];
+  let batchSize = 2;
+  const flush = async (persist: boolean): Promise<void> => {
+    const reply = await bus.request(
+      contracts.upsert,
+      { site, items: batch, persist },
+      { timeoutMs: UPSERT_TIMEOUT_MS },
+    );
+    summary.total = reply.total;
+    summary.batches++;
+    batch = [];
+    batchSize = 2;
+  };
+  try {
+    if (opts.source !== undefined) {
+      const events = loadSource(opts.source, {
+        site,
+        ...(opts.defaultType ? { defaultType: opts.defaultType } : {}),
+        ...(opts.format ? { format: opts.format } : {}),
+      });
+      for await (const ev of events) {
+        if (ev.kind === 'error') {
+          skip(ev.error);
+          continue;
+        }
+        const size = Buffer.byteLength(JSON.stringify(ev.item)) + 1;
+        if (size > maxBytes - 1_000) {
+          skip({ file: opts.source, reason: `item ${ev.item.url} is larger than ${maxBytes} bytes` });
+          continue;
+        }
+        if (batch.length >= MAX_BATCH_ITEMS || batchSize + size > maxBytes) await flush(false);
+        batch.push(ev.item);
+        batchSize += size;
+        summary.loaded++;
+        if ((summary.loaded & 255) === 0) {
+          const secs = (performance.now() - t0) / 1000;
+          bar?.update(summary.loaded, { skipped: summary.skipped, speed: Math.round(summary.loaded / secs) });
+        }
+      }
+    }
+    // the last request writes the index to disk
+    await flush(true);
+  } finally {
+    bar?.update(summary.loaded, { skipped: summary.skipped });
+    bar?.stop();
+  }
+  summary.reasons = [...reasons.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .map(([reason, count]) => ({ reason, count }));
+  summary.seconds = (performance.now() - t0) / 1000;
+  return summary;
+}
+
+export function formatSummary(site: string, s: LoadSummary): string {
+  const lines = [
+    `${site}: loaded ${s.loaded} items, skipped ${s.skipped}${s.deleted ? `, deleted ${s.deleted} first` : ''} in ${s.seconds.toFixed(1)} s` +
+      (s.loaded ? ` (${Math.round(s.loaded / Math.max(s.seconds, 1e-3))} items/s)` : '') +
+      `; the retriever now holds ${s.total} items`,
+  ];
+  for (const r of s.reasons) lines.push(`  skipped ${r.count}× ${r.reason}`);
+  for (const e of s.errors) {
+    const where = e.line !== undefined ? `:${e.line}` : e.record !== undefined ? ` record ${e.record}` : '';
+    lines.push(`    ${e.file}${where}: ${e.reason}`);
+  }
+  if (s.skipped > s.errors.length) lines.push(`    … and ${s.skipped - s.errors.length} more`);
+  return lines.join('\n');
+}
+
+/** `askbus load …` with its own arguments. */
+export async function loadMain(argv: string[]): Promise<void> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      site: { type: 'string' },
+      'delete-site': { type: 'boolean' },
+      type: { type: 'string' },
+      format: { type: 'string' },
+      quiet: { type: 'boolean', short: 'q' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    console.log(loadUsage);
+    return;
+  }
+  const source = positionals[0];
+  if (!values.site || (!source && !values['delete-site']) || positionals.length > 1) {
+    throw new Error(`expected one source and --site NAME\n\n${loadUsage}`);
+  }
+  if (values.format && !FORMATS.includes(values.format as Format)) {
+    throw new Error(`unknown --format "${values.format}" (one of ${FORMATS.join(', ')})`);
+  }
+  const bus = await connectBus({ service: 'askbus-load' });
+  try {
+    const summary = await runLoad(bus, {
+      site: values.site,
+      progress: !values.quiet,
+      ...(source ? { source } : {}),
+      ...(values['delete-site'] ? { deleteSite: true } : {}),
+      ...(values.type ? { defaultType: values.type } : {}),
+      ...(values.format ? { format: values.format as Format } : {}),
+    });
+    console.log(formatSummary(values.site, summary));
+  } finally {
+    await bus.drain();
+  }
+}

@@ -1,0 +1,453 @@
+import { Readable } from 'node:stream';
+import { createInterface } from 'node:readline';
+import { parse as parseCsv } from 'csv-parse';
+import { XMLParser } from 'fast-xml-parser';
+import { Parser as HtmlParser } from 'htmlparser2';
+import { parser as jsonParser } from 'stream-json';
+import { streamArray } from 'stream-json/streamers/stream-array.js';
+import { isRecord, jsonLdEvents, nodeToItem, type IngestEvent, type IngestOptions } from './items';
+
+export type Format = 'json' | 'jsonl' | 'tsv' | 'csv' | 'html' | 'feed';
+export const FORMATS: readonly Format[] = ['json', 'jsonl', 'tsv', 'csv', 'html', 'feed'];
+
+/** Whole-document formats (a JSON object, an HTML page, a feed) are read into memory up to this size. */
+export const MAX_DOCUMENT_BYTES = 256 * 1024 * 1024;
+
+const EXTENSIONS: Record<string, Format | 'sniff'> = {
+  json: 'json',
+  jsonld: 'json',
+  jsonl: 'jsonl',
+  ndjson: 'jsonl',
+  tsv: 'tsv',
+  txt: 'sniff',
+  csv: 'csv',
+  html: 'html',
+  htm: 'html',
+  rss: 'feed',
+  atom: 'feed',
+  xml: 'sniff',
+};
+
+/** The extension of a file name or URL path, lowercase, without the dot ("" when none). */
+export function extensionOf(name: string): string {
+  const path = name.replace(/[?#].*$/, '');
+  const m = /\.([A-Za-z0-9]+)$/.exec(path);
+  return m ? m[1]!.toLowerCase() : '';
+}
+
+/** Whether a file name looks like something a loader reads (used when walking directories). */
+export function isLoadableName(name: string): boolean {
+  return extensionOf(name) in EXTENSIONS;
+}
+
+/**
+ * The format of a file from its name and its first bytes: the extension decides when it is
+ * unambiguous; `.txt`, `.xml` and unknown names are recognized by their content.
+ */
+export function detectFormat(name: string, head: string): Format {
+  const byExt = EXTENSIONS[extensionOf(name)];
+  if (byExt && byExt !== 'sniff') return byExt;
+  return sniffFormat(head);
+}
+
+export function sniffFormat(head: string): Format {
+  const text = head.replace(/^\uFEFF/, '').trimStart();
+  if (text.startsWith('<')) {
+    return /<(rss|feed|rdf:RDF)[\s>]/i.test(text.slice(0, 4096)) ? 'feed' : 'html';
+  }
+  const firstLine = text.split('\n', 1)[0] ?? '';
+  if (/^[^\s\t]+\t\s*[[{]/.test(firstLine)) return 'tsv';
+  if (text.startsWith('[')) return 'json';
+  if (text.startsWith('{')) {
+    // JSON lines: the first line is a whole object and another one follows
+    try {
+      JSON.parse(firstLine);
+      return /\n\s*\{/.test(text) ? 'jsonl' : 'json';
+    } catch {
+      return 'json';
+    }
+  }
+  return 'csv';
+}
+
+/** Reads the first `bytes` of a stream and gives back a stream that still has them. */
+export async function peek(input: Readable, bytes = 8192): Promise<{ head: string; stream: Readable }> {
+  const it = input[Symbol.asyncIterator]() as AsyncIterator<Buffer | string>;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let done = false;
+  while (size < bytes) {
+    const r = await it.next();
+    if (r.done) {
+      done = true;
+      break;
+    }
+    const b = typeof r.value === 'string' ? Buffer.from(r.value) : r.value;
+    chunks.push(b);
+    size += b.length;
+  }
+  const headBuf = Buffer.concat(chunks);
+  async function* all(): AsyncGenerator<Buffer> {
+    if (headBuf.length) yield headBuf;
+    if (done) return;
+    for (;;) {
+      const r = await it.next();
+      if (r.done) return;
+      yield typeof r.value === 'string' ? Buffer.from(r.value) : r.value;
+    }
+  }
+  // a cut multi-byte character at the end only spoils the sniffed text, not the data
+  return {
+    head: headBuf.subarray(0, bytes).toString('utf8'),
+    stream: Readable.from(all(), { objectMode: false }),
+  };
+}
+
+async function readAll(input: Readable, file: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of input as AsyncIterable<Buffer | string>) {
+    const b = typeof c === 'string' ? Buffer.from(c) : c;
+    size += b.length;
+    if (size > MAX_DOCUMENT_BYTES)
+      throw new Error(`${file} is over ${MAX_DOCUMENT_BYTES} bytes for a whole-document format`);
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '');
+}
+
+const lines = (input: Readable) => createInterface({ input, crlfDelay: Infinity });
+
+/**
+ * NLWeb's data files: `url<TAB>json` or `url<TAB>json<TAB>vector` per line; the JSON is one
+ * schema.org object or an array of them (several items of one page); the vector (a JSON array
+ * of numbers) is passed along with the item.
+ */
+export async function* loadTsv(
+  input: Readable,
+  file: string,
+  opts: IngestOptions,
+): AsyncGenerator<IngestEvent> {
+  let line = 0;
+  for await (const text of lines(input)) {
+    line++;
+    if (!text.trim()) continue;
+    const tab = text.indexOf('\t');
+    if (tab < 0) {
+      yield { kind: 'error', error: { file, line, reason: 'no tab: expected url<TAB>json[<TAB>vector]' } };
+      continue;
+    }
+    const url = text.slice(0, tab).trim();
+    const rest = text.slice(tab + 1);
+    const tab2 = rest.indexOf('\t');
+    const jsonText = tab2 < 0 ? rest : rest.slice(0, tab2);
+    let value: unknown;
+    let vector: number[] | undefined;
+    try {
+      value = JSON.parse(jsonText);
+      if (tab2 >= 0 && rest.slice(tab2 + 1).trim()) {
+        const v: unknown = JSON.parse(rest.slice(tab2 + 1));
+        if (!Array.isArray(v) || !v.every((x) => typeof x === 'number'))
+          throw new Error('vector is not an array of numbers');
+        vector = v as number[];
+      }
+    } catch (err) {
+      yield { kind: 'error', error: { file, line, reason: `bad JSON: ${(err as Error).message}` } };
+      continue;
+    }
+    // the first node without its own URL takes the line's URL; more of them get #2, #3 …
+    for (const ev of jsonLdEvents(value, opts, { file, line }, url || undefined)) {
+      yield ev.kind === 'item' && vector ? { ...ev, vector } : ev;
+    }
+  }
+}
+
+/** JSON lines: one schema.org object (or array, or @graph) per line. */
+export async function* loadJsonLines(
+  input: Readable,
+  file: string,
+  opts: IngestOptions,
+): AsyncGenerator<IngestEvent> {
+  let line = 0;
+  for await (const text of lines(input)) {
+    line++;
+    if (!text.trim()) continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      yield { kind: 'error', error: { file, line, reason: `bad JSON: ${(err as Error).message}` } };
+      continue;
+    }
+    yield* jsonLdEvents(value, opts, { file, line });
+  }
+}
+
+/**
+ * A JSON document: a top-level array is streamed element by element (stream-json), so a huge
+ * export stays flat in memory; an object (one item or an `@graph`) is read whole.
+ */
+export async function* loadJson(
+  input: Readable,
+  file: string,
+  opts: IngestOptions,
+  head: string,
+): AsyncGenerator<IngestEvent> {
+  if (
+    head
+      .replace(/^\uFEFF/, '')
+      .trimStart()
+      .startsWith('[')
+  ) {
+    const pipeline = input.pipe(jsonParser.asStream()).pipe(streamArray.asStream());
+    let record = 0;
+    try {
+      for await (const { value } of pipeline as AsyncIterable<{ key: number; value: unknown }>) {
+        record++;
+        yield* jsonLdEvents(value, opts, { file, record });
+      }
+    } catch (err) {
+      yield {
+        kind: 'error',
+        error: {
+          file,
+          record: record + 1,
+          reason: `bad JSON, rest of file skipped: ${(err as Error).message}`,
+        },
+      };
+    }
+    return;
+  }
+  const text = await readAll(input, file);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    yield { kind: 'error', error: { file, line: 1, reason: `bad JSON: ${(err as Error).message}` } };
+    return;
+  }
+  yield* jsonLdEvents(value, opts, { file, line: 1 });
+}
+
+/** Sets `a.b.c` in an object, so CSV columns like `author.name` become nested properties. */
+function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let o = obj;
+  for (const p of parts.slice(0, -1)) {
+    if (!isRecord(o[p])) o[p] = {};
+    o = o[p] as Record<string, unknown>;
+  }
+  o[parts[parts.length - 1]!] = value;
+}
+
+const NUMERIC = /^-?\d+(\.\d+)?$/;
+
+/**
+ * CSV with a header row: each column is a schema.org property (`name`, `url`, `description`,
+ * `author.name` …); a `@type` (or `type`) column gives the type, else `defaultType`. Numbers
+ * become numbers; empty cells are left out.
+ */
+export async function* loadCsv(
+  input: Readable,
+  file: string,
+  opts: IngestOptions,
+): AsyncGenerator<IngestEvent> {
+  const parser = input.pipe(
+    parseCsv({
+      columns: true,
+      info: true,
+      bom: true,
+      skip_empty_lines: true,
+      relax_column_count: true,
+      trim: true,
+    }),
+  );
+  try {
+    for await (const rec of parser as AsyncIterable<{
+      record: Record<string, string>;
+      info: { lines: number };
+    }>) {
+      const node: Record<string, unknown> = {};
+      for (const [key, cell] of Object.entries(rec.record)) {
+        if (cell === undefined || cell === '') continue;
+        const k = key === 'type' ? '@type' : key;
+        setPath(node, k, NUMERIC.test(cell) && k !== 'name' ? Number(cell) : cell);
+      }
+      if (opts.defaultType && node['@type'] === undefined) node['@type'] = opts.defaultType;
+      const r = nodeToItem(node, opts);
+      if (typeof r === 'string') yield { kind: 'error', error: { file, line: rec.info.lines, reason: r } };
+      else
+        yield {
+          kind: 'item',
+          item: { ...r, schema_object: { '@context': 'https://schema.org', ...r.schema_object } },
+        };
+    }
+  } catch (err) {
+    yield {
+      kind: 'error',
+      error: { file, reason: `bad CSV, rest of file skipped: ${(err as Error).message}` },
+    };
+  }
+}
+
+/** Line (1-based) of a character offset. */
+function lineAt(text: string, index: number): number {
+  let n = 1;
+  for (let i = text.indexOf('\n'); i >= 0 && i < index; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
+/**
+ * The schema.org items an HTML page embeds in `<script type="application/ld+json">`; items
+ * without a URL take the page's canonical URL, else `pageUrl`.
+ */
+export async function* loadHtml(
+  input: Readable,
+  file: string,
+  opts: IngestOptions,
+  pageUrl?: string,
+): AsyncGenerator<IngestEvent> {
+  const html = await readAll(input, file);
+  const scripts: { text: string; start: number }[] = [];
+  let canonical: string | undefined;
+  let inLd = false;
+  let buf = '';
+  let start = 0;
+  const p = new HtmlParser(
+    {
+      onopentag(tag, attrs) {
+        if (tag === 'script' && (attrs.type ?? '').trim().toLowerCase() === 'application/ld+json') {
+          inLd = true;
+          buf = '';
+          start = p.startIndex;
+        } else if (tag === 'link' && (attrs.rel ?? '').toLowerCase() === 'canonical' && attrs.href) {
+          canonical ??= attrs.href;
+        } else if (tag === 'meta' && attrs.property === 'og:url' && attrs.content) {
+          canonical ??= attrs.content;
+        }
+      },
+      ontext(t) {
+        if (inLd) buf += t;
+      },
+      onclosetag(tag) {
+        if (tag === 'script' && inLd) {
+          inLd = false;
+          scripts.push({ text: buf, start });
+        }
+      },
+    },
+    { decodeEntities: false },
+  );
+  p.write(html);
+  p.end();
+  const url = canonical ?? pageUrl;
+  for (const s of scripts) {
+    const line = lineAt(html, s.start);
+    let value: unknown;
+    try {
+      value = JSON.parse(s.text.trim().replace(/^<!--|-->$/g, ''));
+    } catch (err) {
+      yield { kind: 'error', error: { file, line, reason: `bad JSON-LD: ${(err as Error).message}` } };
+      continue;
+    }
+    yield* jsonLdEvents(value, opts, { file, line }, url);
+  }
+}
+
+const xml = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '@_',
+  textNodeName: '#text',
+  isArray: (name) => ['item', 'entry', 'link', 'category', 'enclosure', 'author'].includes(name),
+});
+
+const text = (v: unknown): string | undefined => {
+  if (typeof v === 'string') return v.trim() || undefined;
+  if (typeof v === 'number') return String(v);
+  if (Array.isArray(v)) return text(v[0]);
+  if (isRecord(v)) return text(v['#text']) ?? text(v.name);
+  return undefined;
+};
+const strip = (html: string | undefined): string | undefined =>
+  html
+    ?.replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim() || undefined;
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === undefined ? [] : [v]);
+
+/**
+ * RSS 2.0, RSS 1.0 (RDF) and Atom feeds: each item or entry a schema.org item — a
+ * PodcastEpisode when it has an audio enclosure, else BlogPosting (Atom) or Article (RSS).
+ */
+export async function* loadFeed(
+  input: Readable,
+  file: string,
+  opts: IngestOptions,
+): AsyncGenerator<IngestEvent> {
+  const doc: unknown = xml.parse(await readAll(input, file));
+  if (!isRecord(doc)) return;
+  const rss = isRecord(doc.rss) ? doc.rss : undefined;
+  const rdf = isRecord(doc['rdf:RDF']) ? doc['rdf:RDF'] : undefined;
+  const atom = isRecord(doc.feed) ? doc.feed : undefined;
+  const channel =
+    rss && isRecord(rss.channel) ? rss.channel : rdf && isRecord(rdf.channel) ? rdf.channel : undefined;
+  const feedName = text(channel?.title) ?? text(atom?.title);
+  const entries = list(atom ? atom.entry : rss ? channel?.item : rdf?.item);
+  if (!rss && !rdf && !atom) {
+    yield { kind: 'error', error: { file, reason: 'not an RSS or Atom feed' } };
+    return;
+  }
+  let n = 0;
+  for (const e of entries) {
+    n++;
+    if (!isRecord(e)) continue;
+    const links = list(e.link);
+    const link = atom
+      ? (links.find((l) => isRecord(l) && (l['@_rel'] ?? 'alternate') === 'alternate') ?? links[0])
+      : links[0];
+    const url = (isRecord(link) ? text(link['@_href']) : text(link)) ?? text(e.guid) ?? text(e.id);
+    const enclosure = list(e.enclosure).find((x) => isRecord(x)) as Record<string, unknown> | undefined;
+    const audio = enclosure && /^audio\//i.test(String(enclosure['@_type'] ?? ''));
+    const type = audio ? 'PodcastEpisode' : atom ? 'BlogPosting' : 'Article';
+    const authors = list(e.author)
+      .concat(list(e['dc:creator']))
+      .map(text)
+      .filter((a): a is string => !!a);
+    const categories = list(e.category)
+      .map((c) => (isRecord(c) ? (text(c['@_term']) ?? text(c)) : text(c)))
+      .filter((c): c is string => !!c);
+    const description = strip(
+      text(e.description) ?? text(e.summary) ?? text(e['content:encoded']) ?? text(e.content),
+    );
+    const date = text(e.pubDate) ?? text(e.published) ?? text(e.updated) ?? text(e['dc:date']);
+    const node: Record<string, unknown> = {
+      '@context': 'https://schema.org',
+      '@type': type,
+      ...(url ? { url } : {}),
+      ...(text(e.title)
+        ? type === 'PodcastEpisode'
+          ? { name: text(e.title) }
+          : { headline: text(e.title), name: text(e.title) }
+        : {}),
+      ...(description ? { description } : {}),
+      ...(date ? { datePublished: date } : {}),
+      ...(authors.length ? { author: authors.map((name) => ({ '@type': 'Person', name })) } : {}),
+      ...(categories.length ? { keywords: categories } : {}),
+      ...(audio && enclosure
+        ? {
+            associatedMedia: {
+              '@type': 'MediaObject',
+              contentUrl: enclosure['@_url'],
+              encodingFormat: enclosure['@_type'],
+            },
+          }
+        : {}),
+      ...(feedName ? { [type === 'PodcastEpisode' ? 'partOfSeries' : 'isPartOf']: { name: feedName } } : {}),
+    };
+    const r = nodeToItem(node, opts);
+    if (typeof r === 'string') yield { kind: 'error', error: { file, record: n, reason: r } };
+    else yield { kind: 'item', item: r };
+  }
+}

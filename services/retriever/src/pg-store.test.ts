@@ -1,0 +1,185 @@
+import { createServer } from 'node:net';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadDemoSites } from '@askbus/demo-data';
+import { PgStore } from './pg-store';
+import { StoreInputError } from './index-store';
+import { serveRetriever } from './index';
+import { contracts } from '@askbus/contracts';
+import { testBus, testNats } from '@askbus/bus/testing';
+
+const demo = loadDemoSites();
+// a subset, so PGlite's HNSW inserts (WASM, ~5 ms an item) keep the test short: every Western,
+// science fiction and horror film, and the first 400 others; 100 cars
+const genres = (i: { schema_object: Record<string, unknown> }) =>
+  (i.schema_object.genre as string[] | undefined) ?? [];
+const allMovies = demo.find((s) => s.site === 'movies')!.items;
+const movies = [
+  ...allMovies.filter((m) => genres(m).some((g) => /Western|Science Fiction|Horror/.test(g))),
+  ...allMovies.filter((m) => !genres(m).some((g) => /Western|Science Fiction|Horror/.test(g))).slice(0, 400),
+];
+const cars = demo.find((s) => s.site === 'cars')!.items.slice(0, 100);
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** PGlite with pgvector behind the PostgreSQL wire protocol, so `pg` talks to it as to a server. */
+async function pgliteServer(): Promise<{ url: string; stop(): Promise<void> }> {
+  const db = await PGlite.create({ extensions: { vector } });
+  const port = await freePort();
+  const server = new PGLiteSocketServer({ db, port, host: '127.0.0.1', maxConnections: 4 });
+  await server.start();
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    stop: async () => {
+      await server.stop();
+      await db.close();
+    },
+  };
+}
+
+/** The same suite against every PostgreSQL we have: PGlite always, DATABASE_URL when set and it has pgvector. */
+const targets: { name: string; url: () => Promise<{ url: string; stop(): Promise<void> }> }[] = [
+  { name: 'PGlite + pgvector over pglite-socket', url: pgliteServer },
+];
+if (process.env.DATABASE_URL) {
+  targets.push({
+    name: 'DATABASE_URL',
+    url: async () => ({ url: process.env.DATABASE_URL!, stop: async () => undefined }),
+  });
+}
+
+for (const target of targets) {
+  describe(`PgStore on ${target.name}`, () => {
+    let server: { url: string; stop(): Promise<void> };
+    let store: PgStore;
+    let skip = false;
+    const table = `askbus_test_${process.pid}`;
+
+    beforeAll(async () => {
+      server = await target.url();
+      if (target.name === 'DATABASE_URL') {
+        const c = new pg.Client({ connectionString: server.url });
+        await c.connect();
+        const ext = await c.query(`SELECT 1 FROM pg_available_extensions WHERE name = 'vector'`);
+        await c.end();
+        skip = ext.rowCount === 0;
+        if (skip) return;
+      }
+      store = await PgStore.open({ connectionString: server.url, table, maxConnections: 2 });
+      await store.upsert('movies', movies);
+      await store.upsert('cars', cars);
+    }, 120_000);
+
+    afterAll(async () => {
+      if (store) {
+        const c = new pg.Client({ connectionString: server.url });
+        await c.connect();
+        await c.query(`DROP TABLE IF EXISTS ${table}`);
+        await c.end();
+        await store.close();
+      }
+      await server?.stop();
+    });
+
+    it('upserts idempotently by URL and lists sites', async (ctx) => {
+      if (skip) ctx.skip();
+      expect(await store.count()).toBe(movies.length + 100);
+      expect(await store.upsert('cars', cars.slice(0, 10))).toEqual({
+        upserted: 10,
+        total: movies.length + 100,
+      });
+      expect(await store.sites()).toEqual([
+        { name: 'cars', itemCount: 100, types: ['Car'] },
+        { name: 'movies', itemCount: movies.length, types: ['Movie'] },
+      ]);
+      await expect(store.upsert('cars', [movies[0]!])).rejects.toThrow(StoreInputError);
+    });
+
+    it('keeps "westerns with clint eastwood" → Pale Rider and High Plains Drifter on top', async (ctx) => {
+      if (skip) ctx.skip();
+      const found = await store.search({
+        query: 'westerns with clint eastwood',
+        site: ['movies'],
+        numResults: 10,
+      });
+      expect(found).toHaveLength(10);
+      expect(
+        found
+          .slice(0, 2)
+          .map((r) => r.name)
+          .sort(),
+      ).toEqual(['High Plains Drifter', 'Pale Rider']);
+      for (let i = 1; i < found.length; i++)
+        expect(found[i]!.retrievalScore).toBeLessThanOrEqual(found[i - 1]!.retrievalScore);
+    });
+
+    it('finds by meaning (vector side, HNSW) and filters by site and type', async (ctx) => {
+      if (skip) ctx.skip();
+      const sf = await store.search({ query: 'extraterrestrial', site: ['movies'], numResults: 10 });
+      expect(
+        sf.filter((r) => (r.schema_object.genre as string[] | undefined)?.includes('Science Fiction')).length,
+      ).toBeGreaterThanOrEqual(7);
+      expect(await store.search({ query: 'extraterrestrial', site: ['cars'] })).toEqual([]);
+      const onlyCars = await store.search({ query: 'ford', site: ['all'], types: ['Car'], numResults: 50 });
+      expect(onlyCars.length).toBeGreaterThan(0);
+      expect(onlyCars.every((r) => r['@type'] === 'Car')).toBe(true);
+      expect(await store.search({ query: '?!', site: ['all'] })).toEqual([]);
+      // a named type comes first on every site
+      const fordCars = await store.search({ query: 'ford cars', site: ['all'], numResults: 10 });
+      expect(fordCars.every((r) => r['@type'] === 'Car')).toBe(true);
+    });
+
+    it('serves the retriever contracts over NATS', async (ctx) => {
+      if (skip) ctx.skip();
+      const nats = await testNats();
+      const server = await testBus(nats.url, 'retriever');
+      const client = await testBus(nats.url, 'test-client');
+      try {
+        await serveRetriever(server, store);
+        await server.nc.flush();
+        const { items } = await client.request(contracts.search, {
+          query: 'westerns with clint eastwood',
+          site: ['movies'],
+          numResults: 5,
+        });
+        expect(items.map((i) => i.name)).toEqual(
+          expect.arrayContaining(['Pale Rider', 'High Plains Drifter']),
+        );
+        const { sites } = await client.request(contracts.sites, {});
+        expect(sites.map((x) => x.name)).toEqual(['cars', 'movies']);
+      } finally {
+        await client.drain();
+        await server.drain();
+        await nats.stop();
+      }
+    });
+
+    it('deletes a site', async (ctx) => {
+      if (skip) ctx.skip();
+      expect(await store.deleteSite('cars')).toBe(100);
+      expect((await store.sites()).map((s) => s.name)).toEqual(['movies']);
+      // reopening learns the vocabulary from the table and re-embeds nothing
+      const again = await PgStore.open({ connectionString: server.url, table, maxConnections: 1 });
+      try {
+        expect(again.vocabulary.documents).toBe(movies.length);
+        expect(
+          (await again.search({ query: 'extraterrestrial', site: ['movies'], numResults: 5 })).length,
+        ).toBe(5);
+      } finally {
+        await again.close();
+      }
+    });
+  });
+}
