@@ -3,6 +3,7 @@ import cliProgress from 'cli-progress';
 import { contracts, SiteName, type StoredItem } from '@askbus/contracts';
 import { connectBus, type Bus } from '@askbus/bus';
 import { FORMATS, loadSource, type Format, type IngestError } from '@askbus/ingest';
+import { natsUrlFor } from './data-dir';
 
 export const loadUsage = `Usage: askbus load <file|dir|url> --site NAME [options]
        askbus load --site NAME --delete-site
@@ -19,7 +20,8 @@ Options:
   --format FORMAT   ${FORMATS.join(' | ')} (default: by extension and content)
   --quiet           no progress bar
 
-Environment: NATS_URL (nats://127.0.0.1:4222) — the NATS server the retriever listens on.
+Environment: NATS_URL — the NATS server the retriever listens on; without it, the server a running
+\`askbus up\` started (noted in ASKBUS_DATA_DIR), else nats://127.0.0.1:4222.
 `;
 
 /** Each NATS message stays well under NATS's default 1 MB limit. */
@@ -190,7 +192,7 @@ export async function loadMain(argv: string[]): Promise<void> {
   if (values.format && !FORMATS.includes(values.format as Format)) {
     throw new Error(`unknown --format "${values.format}" (one of ${FORMATS.join(', ')})`);
   }
-  const bus = await connectBus({ service: 'askbus-load' });
+  const bus = await connectBus({ service: 'askbus-load', servers: natsUrlFor() });
   try {
     const summary = await runLoad(bus, {
       site: values.site,

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -141,3 +141,16 @@ async function waitFor(cond: () => boolean, ms = 4_000): Promise<void> {
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+describe('natsUrlFor', () => {
+  it('takes NATS_URL, else the server a running askbus up noted in the data folder', async () => {
+    const { natsUrlFor } = await import('./data-dir');
+    expect(natsUrlFor({ NATS_URL: 'nats://nats.example:4222' })).toBe('nats://nats.example:4222');
+    // `running` above was started with a NATS_URL of its own, so it noted nothing.
+    expect(natsUrlFor({ ASKBUS_DATA_DIR: dataDir })).toBe('nats://127.0.0.1:4222');
+    const noted = mkdtempSync(join(tmpdir(), 'askbus-noted-'));
+    writeFileSync(join(noted, 'nats.url'), 'nats://127.0.0.1:45678\n');
+    expect(natsUrlFor({ ASKBUS_DATA_DIR: noted })).toBe('nats://127.0.0.1:45678');
+    rmSync(noted, { recursive: true, force: true });
+  });
+});

@@ -1,6 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { contracts } from '@askbus/contracts';
 import {
   connectBus,
@@ -16,8 +15,7 @@ import { startRanker } from '@askbus/ranker';
 import { startRetriever } from '@askbus/retriever';
 import { routerOptionsFromEnv, startRouter } from '@askbus/router';
 import { createRegistry, instrumentBus, startTelemetry } from '@askbus/telemetry';
-
-const repoRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
+import { NATS_URL_FILE, dataDirFor } from './data-dir';
 
 export interface UpOptions {
   port: number;
@@ -43,7 +41,7 @@ export function upOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): UpOption
   return {
     port: int('PORT', 8000, 0),
     host: env.HOST ?? '127.0.0.1',
-    dataDir: resolve(env.ASKBUS_DATA_DIR ?? join(repoRoot, '.data')),
+    dataDir: dataDirFor(env),
     rankers: int('ASKBUS_RANKERS', 2, 1),
     demo: env.ASKBUS_DEMO !== '0',
     rankDelayMs: int('ASKBUS_RANK_DELAY_MS', 0, 0),
@@ -77,6 +75,8 @@ export async function up(opts: UpOptions): Promise<Running> {
     }
     nats = await startNatsServer({ storeDir: join(opts.dataDir, 'nats') });
     natsUrl = nats.url;
+    // So `askbus load` and friends find this server without being told (see natsUrlFor).
+    writeFileSync(join(opts.dataDir, NATS_URL_FILE), natsUrl);
     opts.log(`started nats-server on ${natsUrl}`);
   } else {
     opts.log(`using NATS at ${natsUrl}`);
@@ -126,6 +126,7 @@ export async function up(opts: UpOptions): Promise<Running> {
       await app.close();
       // Front to back, so nothing is left waiting on a service that already left.
       for (const bus of buses) await bus.drain(5_000);
+      if (nats) rmSync(join(opts.dataDir, NATS_URL_FILE), { force: true });
       await nats?.stop();
     },
   };
