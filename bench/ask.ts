@@ -6,15 +6,15 @@
  *
  *   npm run bench:ask            (ASKBUS_BENCH_ROUNDS=20 by default)
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AskRequest, type Message } from '@askbus/contracts';
-import { startNatsServer } from '@askbus/bus';
-import { up } from '@askbus/cli';
+import { startDemoSystem } from '@askbus/cli';
 import { inProcessPorts } from './in-process';
 import { runAsk } from '@askbus/router';
+import { latencySummary, mean } from './stats';
 
 const queries = [
   'westerns with clint eastwood',
@@ -79,49 +79,15 @@ async function inProcess(run: (q: string) => AsyncIterable<Message>, query: stri
   return { firstResultMs, totalMs: performance.now() - t0, results };
 }
 
-const percentile = (values: number[], p: number): number => {
-  const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-};
 const summarize = (samples: Sample[]) => ({
   n: samples.length,
-  firstResult: {
-    p50: percentile(
-      samples.map((s) => s.firstResultMs),
-      50,
-    ),
-    p99: percentile(
-      samples.map((s) => s.firstResultMs),
-      99,
-    ),
-  },
-  total: {
-    p50: percentile(
-      samples.map((s) => s.totalMs),
-      50,
-    ),
-    p99: percentile(
-      samples.map((s) => s.totalMs),
-      99,
-    ),
-  },
-  meanResults: samples.reduce((n, s) => n + s.results, 0) / Math.max(1, samples.length),
+  ...latencySummary(samples),
+  meanResults: mean(samples.map((s) => s.results)),
 });
 
 async function main(): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'askbus-bench-'));
-  const nats = await startNatsServer();
-  const running = await up({
-    port: 0,
-    host: '127.0.0.1',
-    dataDir,
-    rankers: 2,
-    demo: true,
-    natsUrl: nats.url,
-    rankDelayMs: 0,
-    log: () => undefined,
-  });
+  const system = await startDemoSystem();
+  const { running, dataDir } = system;
   const local = await inProcessPorts(join(dataDir, 'index'));
   const runLocal = (query: string) =>
     runAsk(
@@ -191,9 +157,7 @@ async function main(): Promise<void> {
     );
     console.log(`wrote ${file}`);
   } finally {
-    await running.stop();
-    await nats.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await system.stop();
   }
 }
 

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { contracts, type RetrievedItem, type StoredItem } from '@askbus/contracts';
 import { connectBus, startNatsServer, type Bus } from '@askbus/bus';
+import { latencySummary, mean } from './stats';
 import { loadDemoSites } from '@askbus/demo-data';
 import { createLlm } from '@askbus/llm';
 import { analyzeItem, parseQuery, scoreItem } from '@askbus/search-core';
@@ -63,13 +64,6 @@ function candidatesFor(): Map<string, RetrievedItem[]> {
   }
   return out;
 }
-
-const percentile = (values: number[], p: number): number => {
-  const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-};
-const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
 
 async function main(): Promise<void> {
   const started = performance.now();
@@ -146,26 +140,7 @@ async function main(): Promise<void> {
     results.push({
       replicas,
       llmBatch,
-      firstResult: {
-        p50: percentile(
-          samples.map((s) => s.firstResultMs),
-          50,
-        ),
-        p99: percentile(
-          samples.map((s) => s.firstResultMs),
-          99,
-        ),
-      },
-      total: {
-        p50: percentile(
-          samples.map((s) => s.totalMs),
-          50,
-        ),
-        p99: percentile(
-          samples.map((s) => s.totalMs),
-          99,
-        ),
-      },
+      ...latencySummary(samples),
       llmCallsPerQuery: mean(samples.map((s) => s.llmCalls)),
       resultsPerQuery: mean(samples.map((s) => s.results)),
       requestsPerReplica: handles.map((h) => h.stats.requests),

@@ -1,8 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +9,8 @@ import { testBus, testNats } from '@askbus/bus/testing';
 import type { Bus } from '@askbus/bus';
 import { contracts, createMessageFactory } from '@askbus/contracts';
 import { buildGateway } from '@askbus/gateway';
-import { up, type Running } from './up';
+import { startDemoSystem, type DemoSystem } from './testing';
+import type { Running } from './up';
 
 // `askbus ask` and `askbus sites` as processes, against a real running system.
 
@@ -87,30 +86,15 @@ describe('askbus --help', { timeout: 60_000 }, () => {
 });
 
 describe('against askbus up', { timeout: 60_000 }, () => {
-  let nats: Awaited<ReturnType<typeof testNats>>;
+  let system: DemoSystem;
   let running: Running;
-  let dataDir: string;
 
   beforeAll(async () => {
-    nats = await testNats();
-    dataDir = mkdtempSync(join(tmpdir(), 'askbus-ask-'));
-    running = await up({
-      port: 0,
-      host: '127.0.0.1',
-      dataDir,
-      rankers: 2,
-      demo: true,
-      natsUrl: nats.url,
-      rankDelayMs: 0,
-      log: () => undefined,
-    });
+    system = await startDemoSystem();
+    running = system.running;
   });
 
-  afterAll(async () => {
-    await running?.stop();
-    await nats?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => system?.stop());
 
   it('sites prints a table of the sites, or the JSON body', async () => {
     const table = await askbus(['sites', '--url', running.url]);

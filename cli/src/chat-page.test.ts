@@ -1,12 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
-import { testNats } from '@askbus/bus/testing';
-import { up, type Running } from './up';
+import { startDemoSystem, type DemoSystem } from './testing';
+import type { Running } from './up';
 
 // The gateway's chat page in real headless Chromium, against the whole system with the demo sites.
 
@@ -14,32 +11,21 @@ const SCREENSHOT = fileURLToPath(
   new URL('../../services/gateway/src/chat/screenshot-demo.png', import.meta.url),
 );
 
-let nats: Awaited<ReturnType<typeof testNats>>;
+let system: DemoSystem;
 let running: Running;
-let dataDir: string;
 let browser: Browser;
 let page: Page;
 const problems: string[] = [];
 
 beforeAll(async () => {
-  nats = await testNats();
-  dataDir = mkdtempSync(join(tmpdir(), 'askbus-chat-'));
-  [running, browser] = await Promise.all([
-    up({
-      port: 0,
-      host: '127.0.0.1',
-      dataDir,
-      rankers: 2,
-      demo: true,
-      natsUrl: nats.url,
-      rankDelayMs: 0,
-      log: () => undefined,
-    }),
+  [system, browser] = await Promise.all([
+    startDemoSystem(),
     chromium.launch({
       executablePath: '/usr/bin/chromium',
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
     }),
   ]);
+  running = system.running;
   const context = await browser.newContext({
     viewport: { width: 1000, height: 1100 },
     reducedMotion: 'reduce',
@@ -57,9 +43,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await running?.stop();
-  await nats?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await system?.stop();
 });
 
 const last = () => page.locator('.exchange').last();

@@ -1,11 +1,8 @@
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testNats } from '@askbus/bus/testing';
 import { startTelemetry, type Telemetry } from '@askbus/telemetry';
-import { up, type Running } from './up';
+import { startDemoSystem, type DemoSystem } from './testing';
+import type { Running } from './up';
 
 /** One span as OTLP/HTTP JSON carries it. */
 interface OtlpSpan {
@@ -43,10 +40,9 @@ function startCollector(): Promise<{ server: Server; url: string; spans: OtlpSpa
 }
 
 let collector: Awaited<ReturnType<typeof startCollector>>;
-let nats: Awaited<ReturnType<typeof testNats>>;
 let telemetry: Telemetry;
+let system: DemoSystem;
 let running: Running;
-let dataDir: string;
 
 beforeAll(async () => {
   collector = await startCollector();
@@ -54,26 +50,14 @@ beforeAll(async () => {
   process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.url;
   process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json';
   telemetry = startTelemetry('e2e');
-  nats = await testNats();
-  dataDir = mkdtempSync(join(tmpdir(), 'askbus-trace-'));
-  running = await up({
-    port: 0,
-    host: '127.0.0.1',
-    dataDir,
-    rankers: 2,
-    demo: true,
-    natsUrl: nats.url,
-    rankDelayMs: 0,
-    log: () => undefined,
-  });
+  system = await startDemoSystem();
+  running = system.running;
 });
 
 afterAll(async () => {
-  await running?.stop();
+  await system?.stop();
   await telemetry?.shutdown();
-  await nats?.stop();
   collector?.server.close();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
 describe('one trace per query across every service', () => {

@@ -2,35 +2,21 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testNats } from '@askbus/bus/testing';
 import type { Bus } from '@askbus/bus';
-import { up, type Running } from './up';
+import { startDemoSystem, type DemoSystem } from './testing';
+import type { Running } from './up';
 
 /** The whole system as `askbus up` runs it, on a nats-server of this test's own. */
-let nats: Awaited<ReturnType<typeof testNats>>;
+let system: DemoSystem;
 let running: Running;
 let dataDir: string;
 
 beforeAll(async () => {
-  nats = await testNats();
-  dataDir = mkdtempSync(join(tmpdir(), 'askbus-e2e-'));
-  running = await up({
-    port: 0,
-    host: '127.0.0.1',
-    dataDir,
-    rankers: 2,
-    demo: true,
-    natsUrl: nats.url,
-    rankDelayMs: 0,
-    log: () => undefined,
-  });
+  system = await startDemoSystem();
+  ({ running, dataDir } = system);
 });
 
-afterAll(async () => {
-  await running?.stop();
-  await nats?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => system?.stop());
 
 interface Sse {
   event: string;
@@ -96,26 +82,14 @@ describe('askbus up, end to end over NATS', () => {
 });
 
 describe('a client that hangs up', () => {
+  let slowSystem: DemoSystem;
   let slow: Running;
   beforeAll(async () => {
-    // A second system on the same NATS would share subjects; give it its own server.
-    slowNats = await testNats();
-    slow = await up({
-      port: 0,
-      host: '127.0.0.1',
-      dataDir,
-      rankers: 2,
-      demo: false,
-      natsUrl: slowNats.url,
-      rankDelayMs: 5_000,
-      log: () => undefined,
-    });
+    // A second system with slow rankers, on a nats-server of its own, over the same index.
+    slowSystem = await startDemoSystem({ dataDir, demo: false, rankDelayMs: 5_000 });
+    slow = slowSystem.running;
   });
-  let slowNats: Awaited<ReturnType<typeof testNats>>;
-  afterAll(async () => {
-    await slow?.stop();
-    await slowNats?.stop();
-  });
+  afterAll(() => slowSystem?.stop());
 
   it('cancels the query in the router and in every ranker working on it', async () => {
     const byService = (name: string): Bus[] => slow.buses.filter((b) => b.service === name);
