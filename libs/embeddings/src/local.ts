@@ -7,6 +7,7 @@ export class Vocabulary {
   private readonly counts = new Map<string, number>();
   private readonly categoryCounts = new Map<string, number>();
   private docs = 0;
+  private changes = 0;
 
   /**
    * Counts one document's distinct words (call once per stored item); `categories` is the text
@@ -14,12 +15,14 @@ export class Vocabulary {
    */
   observe(text: string, categories = ''): void {
     this.docs++;
+    this.changes++;
     bump(this.counts, text, 1);
     bump(this.categoryCounts, categories, 1);
   }
   /** Undoes `observe` for a removed or replaced document. */
   forget(text: string, categories = ''): void {
     this.docs = Math.max(0, this.docs - 1);
+    this.changes++;
     bump(this.counts, text, -1);
     bump(this.categoryCounts, categories, -1);
   }
@@ -32,6 +35,10 @@ export class Vocabulary {
   }
   get documents(): number {
     return this.docs;
+  }
+  /** Grows with every change, so what was derived from the counts knows when it is stale. */
+  get version(): number {
+    return this.changes;
   }
 }
 
@@ -63,6 +70,8 @@ export interface LocalEmbeddingOptions {
 /** Bump when document vectors change: stored vectors of another version are recomputed. */
 export const LOCAL_EMBEDDING_VERSION = 2;
 const INDEX_NONZEROS = 8;
+/** Words whose expansions are kept; a bound, so odd queries cannot grow memory for ever. */
+const EXPANSION_CACHE_SIZE = 20_000;
 const MAX_SENSES = 6;
 const MAX_MENTIONS = 80;
 const MAX_TOKENS = 256;
@@ -106,6 +115,8 @@ export class LocalEmbeddings implements EmbeddingProvider {
   readonly id: string;
   private readonly wn: WordNet;
   private readonly vocabulary: Vocabulary | undefined;
+  private readonly expansionCache = new Map<string, [string, number][]>();
+  private expansionsAt = -1;
   private readonly expansions: number;
   private readonly expansionWeight: number;
   private readonly indexCache = new Map<string, Int32Array>();
@@ -156,6 +167,21 @@ export class LocalEmbeddings implements EmbeddingProvider {
   expand(token: string): [string, number][] {
     const vocab = this.vocabulary;
     if (!vocab || vocab.documents === 0) return [];
+    // A word's expansion depends only on the word and the counts: keep it until they change.
+    if (this.expansionsAt !== vocab.version) {
+      this.expansionCache.clear();
+      this.expansionsAt = vocab.version;
+    }
+    let cached = this.expansionCache.get(token);
+    if (!cached) {
+      cached = this.spread(token, vocab);
+      if (this.expansionCache.size >= EXPANSION_CACHE_SIZE) this.expansionCache.clear();
+      this.expansionCache.set(token, cached);
+    }
+    return cached;
+  }
+
+  private spread(token: string, vocab: Vocabulary): [string, number][] {
     const own = stem(token);
     // spreading activation over WordNet: the word's senses (by frequency rank) and the synsets
     // whose glosses mention it ("an ornamented saddle used by cowboys"), then up to three

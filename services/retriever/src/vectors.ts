@@ -38,9 +38,15 @@ export class VectorIndex {
     minScore = 0,
   ): { id: string; score: number }[] {
     const top: { id: string; score: number }[] = [];
+    // The local model's query vectors are sparse (a few hashed entries per word): multiply
+    // only where the query is not zero. Dense vectors (an API's embeddings) take every entry.
+    const nonzero: number[] = [];
+    for (let i = 0; i < query.length; i++) if (query[i] !== 0) nonzero.push(i);
+    const sparse = nonzero.length * 2 < query.length;
     for (const [id, v] of this.vectors) {
       let dot = 0;
-      for (let i = 0; i < v.length; i++) dot += v[i]! * query[i]!;
+      if (sparse) for (const i of nonzero) dot += v[i]! * query[i]!;
+      else for (let i = 0; i < v.length; i++) dot += v[i]! * query[i]!;
       if (dot < minScore || (top.length >= k && dot <= top[top.length - 1]!.score)) continue;
       if (!filter(id)) continue;
       let j = top.length;
