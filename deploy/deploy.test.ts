@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -139,7 +139,7 @@ describe('docker-compose.yml', () => {
 
 /** Every service of services/ that has a main.ts: each must be deployed. */
 function readdirServices(): string[] {
-  return ['gateway', 'ranker', 'retriever', 'router'].filter((s) =>
-    existsSync(join(root, 'services', s, 'src/main.ts')),
-  );
+  return readdirSync(join(root, 'services'))
+    .filter((s) => existsSync(join(root, 'services', s, 'src/main.ts')))
+    .sort();
 }

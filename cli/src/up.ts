@@ -14,6 +14,11 @@ import { buildGateway } from '@askbus/gateway';
 import { startRanker } from '@askbus/ranker';
 import { startRetriever } from '@askbus/retriever';
 import { routerOptionsFromEnv, startRouter } from '@askbus/router';
+import { startCompareTool } from '@askbus/tool-compare';
+import { startDetailsTool } from '@askbus/tool-details';
+import { startEnsembleTool } from '@askbus/tool-ensemble';
+import { startRecipeTool } from '@askbus/tool-recipe';
+import { startWhoTool } from '@askbus/tool-who';
 import { createRegistry, instrumentBus, startTelemetry } from '@askbus/telemetry';
 import { NATS_URL_FILE, dataDirFor } from './data-dir';
 
@@ -96,12 +101,25 @@ export async function up(opts: UpOptions): Promise<Running> {
   }
   const routerBus = await connect('router');
   startRouter(routerBus, routerOptionsFromEnv());
+  // One service per tool handler of config/tools.xml, each on its own connection.
+  const toolBuses: Bus[] = [];
+  for (const [service, start] of [
+    ['tool-details', startDetailsTool],
+    ['tool-compare', startCompareTool],
+    ['tool-ensemble', startEnsembleTool],
+    ['tool-recipe', startRecipeTool],
+    ['tool-who', startWhoTool],
+  ] as const) {
+    const bus = await connect(service);
+    start(bus);
+    toolBuses.push(bus);
+  }
   const gatewayBus = await connect('gateway');
-  await Promise.all([retrieverBus, ...rankerBuses, routerBus].map((b) => b.nc.flush()));
+  await Promise.all([retrieverBus, ...rankerBuses, routerBus, ...toolBuses].map((b) => b.nc.flush()));
 
   if (opts.demo) await loadMissingDemoSites(gatewayBus, opts.log);
 
-  const buses = [gatewayBus, routerBus, ...rankerBuses, retrieverBus];
+  const buses = [gatewayBus, routerBus, ...toolBuses, ...rankerBuses, retrieverBus];
   const metrics = createRegistry();
   for (const bus of buses) instrumentBus(bus, metrics);
   const app = await buildGateway(gatewayBus, { logger: false, metrics });

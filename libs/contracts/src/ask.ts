@@ -7,6 +7,18 @@ export const SubjectToken = z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'an id is
 export const Mode = z.enum(['list', 'summarize', 'generate']);
 export type Mode = z.infer<typeof Mode>;
 
+const FilterScalar = z.union([z.string().max(1_000), z.number(), z.boolean()]);
+/**
+ * Retrieval filters by schema.org property, e.g. `{ type: 'Movie', location: 'Seattle' }`
+ * (NLWeb protocol 0.5 `query.type`, `query.location`, …). Services apply those their data has
+ * (`type` → contracts.search `types`) and ignore the others.
+ */
+export const AskFilters = z.record(
+  z.string().min(1).max(100),
+  z.union([FilterScalar, z.array(FilterScalar).max(100)]),
+);
+export type AskFilters = z.infer<typeof AskFilters>;
+
 /**
  * The one request every protocol shell (REST dialects, MCP, A2A) turns its input into.
  * Services below the gateway see only this, never the dialect it came from.
@@ -22,8 +34,10 @@ export const AskRequest = z.object({
   maxResults: z.number().int().min(1).max(100).default(10),
   /** Results must score strictly above this (NLWeb: 51). */
   minScore: z.number().min(0).max(100).default(51),
-  /** Skips tool selection (tools come in a later issue; the router honours `search`). */
+  /** Skips tool selection and runs this tool of config/tools.xml (`search`, `details`, `compare`, …). */
   tool: z.string().max(100).optional(),
+  /** Schema.org filters on the items to retrieve (see AskFilters); absent means none. */
+  filters: AskFilters.optional(),
 });
 export type AskRequest = z.infer<typeof AskRequest>;
 export type AskRequestInput = z.input<typeof AskRequest>;

@@ -71,6 +71,25 @@ export const ScoredItem = z.object({
 });
 export type ScoredItem = z.infer<typeof ScoredItem>;
 
+/** A tool service's request: the query (decontextualized) and the parameters its returnStruc names. */
+export const ToolRunRequest = z.object({
+  ask: AskRequest,
+  params: z.record(z.string(), z.unknown()).default({}),
+});
+export type ToolRunRequest = z.infer<typeof ToolRunRequest>;
+const toolRun = (handler: string) => stream(`tool.v1.${handler}.run`, ToolRunRequest, Message);
+
+/** One stream contract per tool handler of config/tools.xml: `tool.v1.<handler>.run`. */
+export const toolContracts = {
+  details: toolRun('details'),
+  compare: toolRun('compare'),
+  ensemble: toolRun('ensemble'),
+  recipe_substitutions: toolRun('recipe_substitutions'),
+  accompaniment: toolRun('accompaniment'),
+  who: toolRun('who'),
+} as const;
+export type ToolHandler = keyof typeof toolContracts;
+
 /** Every subject askbus sends or serves. Nothing uses a subject that is not declared here. */
 export const contracts = {
   ask: stream('ask.v1.run', AskRequest, Message),
@@ -79,6 +98,12 @@ export const contracts = {
   sites: unary('retrieve.v1.sites', SitesRequest, SitesReply),
   delete: unary('retrieve.v1.delete', DeleteRequest, DeleteReply),
   score: stream('rank.v1.score', ScoreRequest, ScoredItem),
+  toolDetails: toolContracts.details,
+  toolCompare: toolContracts.compare,
+  toolEnsemble: toolContracts.ensemble,
+  toolRecipeSubstitutions: toolContracts.recipe_substitutions,
+  toolAccompaniment: toolContracts.accompaniment,
+  toolWho: toolContracts.who,
 } as const;
 
 /** `ask.v1.cancel.<queryId>` cancels a whole query; `…<queryId>.<callId>` one call of it. */

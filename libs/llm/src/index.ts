@@ -8,3 +8,4 @@ export * from './anthropic';
 export * from './config';
 export * from './ranking';
 export * from './prompts';
+export * from './tasks';

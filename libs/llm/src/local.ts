@@ -1,6 +1,7 @@
 import type { ResultItem } from '@askbus/contracts';
 import { LlmError } from './errors';
 import { localRankAnswers } from './ranking';
+import { localTaskAnswer } from './tasks';
 import type { AdapterRequest, LlmAdapter, LlmTask, Usage } from './types';
 
 /**
@@ -39,7 +40,8 @@ function answer(req: AdapterRequest): string {
     if (answers.length !== 1) throw new LlmError('bad_request', 'one item per call without a batch schema');
     return JSON.stringify(answers[0]);
   }
-  return compose(task);
+  if (task.kind === 'summarize' || task.kind === 'generate') return compose(task);
+  return JSON.stringify(localTaskAnswer(task));
 }
 
 /** A summary or an answer written from the items alone, citing each one it uses as [n]. */

@@ -1,6 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { itemFromPrompt, localRankAnswers, readRankingPrompt } from './ranking';
+import { localTaskAnswer, readTaskPrompt } from './tasks';
+import { LlmError } from './errors';
+import type { AdapterRequest, LlmAdapter, Usage } from './types';
 
 /** What the next request does instead of answering normally (tests queue these). */
 export type FakeFault =
@@ -181,6 +184,9 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
 function answer(body: ChatBody): { kind: string; text: string } {
   const user = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user');
   const prompt = typeof user?.content === 'string' ? user.content : JSON.stringify(user?.content ?? '');
+  // Routing and tool prompts carry their task (<task>{json}</task>): answer as the local provider does.
+  const task = readTaskPrompt(prompt);
+  if (task) return { kind: task.kind, text: JSON.stringify(localTaskAnswer(task)) };
   const read = readRankingPrompt(prompt);
   const wantsJson =
     Boolean(body.response_format) ||
@@ -266,4 +272,60 @@ function anthropicAnswer(
   });
   send('message_stop', {});
   res.end();
+}
+
+/**
+ * Another adapter behind an injected latency per call (tests, eval, benchmarks), honouring the
+ * call's AbortSignal: a cancelled call stops waiting at once and is counted as cancelled.
+ */
+export class LatencyAdapter implements LlmAdapter {
+  readonly name: string;
+  started = 0;
+  finished = 0;
+  cancelled = 0;
+  constructor(
+    private readonly inner: LlmAdapter,
+    private readonly latencyMs: (req: AdapterRequest) => number,
+  ) {
+    this.name = inner.name;
+  }
+
+  private wait(req: AdapterRequest): Promise<void> {
+    this.started++;
+    const ms = this.latencyMs(req);
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => {
+        req.signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      const onAbort = (): void => {
+        clearTimeout(t);
+        this.cancelled++;
+        reject(new LlmError('cancelled', 'cancelled'));
+      };
+      if (req.signal.aborted) onAbort();
+      else req.signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  async complete(req: AdapterRequest): Promise<{ text: string; usage?: Usage }> {
+    await this.wait(req);
+    this.finished++;
+    return this.inner.complete(req);
+  }
+
+  async *stream(req: AdapterRequest): AsyncIterable<{ delta?: string; usage?: Usage }> {
+    await this.wait(req);
+    this.finished++;
+    yield* this.inner.stream(req);
+  }
+}
+
+/** A latency from 0.5× to 1.5× `ms`, fixed by the prompt's text (so runs repeat exactly). */
+export function jitteredLatency(ms: number): (req: AdapterRequest) => number {
+  return (req) => {
+    let h = 2166136261;
+    for (const c of JSON.stringify(req.task ?? req.messages)) h = Math.imul(h ^ c.charCodeAt(0), 16777619);
+    return Math.round(ms * (0.5 + ((h >>> 0) % 1000) / 1000));
+  };
 }

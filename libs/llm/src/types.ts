@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { ResultItem, StoredItem } from '@askbus/contracts';
+import type { RoutingTask } from './tasks';
 
 /** Model tier: NLWeb's `level` (low for ranking, high for synthesis). */
 export type Tier = 'low' | 'high';
@@ -21,7 +22,8 @@ export type LlmTask =
       /** answer `{results:[…]}` keyed by index */ batch?: boolean;
     }
   | { kind: 'summarize'; query: string; items: ResultItem[] }
-  | { kind: 'generate'; query: string; items: ResultItem[] };
+  | { kind: 'generate'; query: string; items: ResultItem[] }
+  | RoutingTask;
 
 export interface CallOptions {
   messages: ChatMessage[];

@@ -1,1 +1,3 @@
-export {};
+export * from './schema-types';
+export * from './tools-xml';
+export * from './kit';

@@ -1,24 +1,38 @@
 /**
- * The REST dialects of /ask, in one place: NLWeb's 2025 GET/POST parameters and the v0.55
- * structured POST body, both turned into the one AskRequest the services below understand.
+ * The REST dialects of /ask, in one place: NLWeb's 2025 GET/POST parameters, the v0.55
+ * structured POST body and the protocol 0.5 body (nlweb-typespec), all turned into the one
+ * AskRequest the services below understand.
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { AskRequest, SiteName, SubjectToken } from '@askbus/contracts';
+import type { AskFilters } from '@askbus/contracts';
 import { BadRequestError } from './errors';
+import { V05BadRequestError } from './v05';
 
-/** How the answer is rendered: NLWeb's unnamed `data:` events, or v0.55 named events. */
-export type Dialect = 'nlweb' | 'v055';
+/**
+ * How the answer is rendered: NLWeb's unnamed `data:` events, v0.55 named events, or the
+ * protocol 0.5 `{_meta, content}` envelope.
+ */
+export type Dialect = 'nlweb' | 'v055' | 'v05';
 
 /** One /ask call: what to ask the router and how to render its answer. */
 export interface AskCall {
   request: AskRequest;
   streaming: boolean;
   dialect: Dialect;
-  /** v0.55 `meta.version` as the client sent it (the gateway answers in 0.55). */
+  /**
+   * v0.55 `meta.version` or 0.5 `meta.api_version` as the client sent it (the gateway answers
+   * in 0.55 or 0.5).
+   */
   protocolVersion?: string;
-  /** v0.55 `prefer.response_format`, kept for renderers to come. */
+  /** v0.55 `prefer.response_format` or 0.5 `return_response.format`, kept for renderers to come. */
   responseFormat?: string;
+  /** 0.5 `meta.request_id`, echoed in `_meta.request_id` (else the query id is). */
+  requestId?: string;
+  /** 0.5 `return_response.lang` and `client_type`, kept for renderers to come. */
+  lang?: string;
+  clientType?: string;
 }
 
 /** What an /ask request brings: parsed query string, parsed body, Accept header. */
@@ -257,10 +271,11 @@ function bodyBag(body: unknown): Bag | undefined {
 
 const sseAccepted = (accept: string | undefined): boolean => /\btext\/event-stream\b/i.test(accept ?? '');
 
-/** Turns an /ask request of either dialect into the AskRequest and rendering it calls for. */
+/** Turns an /ask request of any dialect into the AskRequest and rendering it calls for. */
 export function parseAsk(input: AskInput): AskCall {
   const fromQuery = isRecord(input.query) ? input.query : {};
   const body = bodyBag(input.body);
+  if (body !== undefined && isV05Body(body)) return parseV05(body, input.accept);
   const structured = body !== undefined && isRecord(body.query);
   const bag: Bag = { ...fromQuery, ...(structured ? flattenV055(body) : body) };
 
@@ -318,4 +333,340 @@ export function parseForm(text: string): Record<string, string | string[]> {
     out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
   }
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// NLWeb protocol 0.5 (nlweb-typespec `AskRequest`): query, context, return_response, meta.
+
+/** A 0.5 body: it has `return_response`, or `meta.api_version` 0.5.x (v0.55 has `prefer`, `meta.version`). */
+export function isV05Body(body: Bag): boolean {
+  if (body.return_response !== undefined) return true;
+  const meta = body.meta;
+  return isRecord(meta) && typeof meta.api_version === 'string' && meta.api_version.trim().startsWith('0.5');
+}
+
+/** `query` keys that are not retrieval filters. */
+const V05_QUERY_KEYS = new Set(['text', 'site']);
+const MAX_FILTERS = 50;
+
+const filterScalar = (v: unknown): boolean =>
+  (typeof v === 'string' && v.length <= 1_000) ||
+  (typeof v === 'number' && Number.isFinite(v)) ||
+  typeof v === 'boolean';
+
+/** `return_response.mode`: one mode or NLWeb's comma list ("list, summarize"); the fullest wins. */
+function v05Mode(v: unknown): unknown {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') return v;
+  const parts = v
+    .toLowerCase()
+    .split(/[\s,]+/)
+    .filter(Boolean);
+  if (parts.length === 0) return undefined;
+  for (const m of ['generate', 'summarize', 'list', 'none']) if (parts.includes(m)) return m;
+  return v;
+}
+
+/** Booleans, or the text "true"/"false" some clients send. */
+function v05Bool(v: unknown): unknown {
+  if (typeof v !== 'string') return v;
+  const x = v.trim().toLowerCase();
+  return x === 'true' ? true : x === 'false' ? false : v;
+}
+
+const v05Text = (name: string, max: number) =>
+  z
+    .string({ error: `${name} must be text` })
+    .max(max, `${name} is longer than ${max} characters`)
+    .optional();
+
+const V05Body = z.object({
+  query: z.looseObject(
+    {
+      text: z
+        .string({
+          error: (iss) => (iss.input === undefined ? 'query.text is required' : 'query.text must be text'),
+        })
+        .trim()
+        .min(1, 'query.text must not be blank')
+        .max(10_000, 'query.text is longer than 10000 characters'),
+      site: z.preprocess(
+        siteList,
+        z
+          .array(SiteEntry, { error: 'query.site must be a list of site names' })
+          .max(100, 'query.site names at most 100 sites')
+          .optional(),
+      ),
+      location: v05Text('query.location', 1_000),
+      price: v05Text('query.price', 1_000),
+      type: z
+        .union(
+          [z.string().trim().min(1).max(100), z.array(z.string().trim().min(1).max(100)).min(1).max(20)],
+          {
+            error: 'query.type must be a schema.org type name (e.g. "Movie") or a list of them',
+          },
+        )
+        .optional(),
+    },
+    {
+      error: (iss) =>
+        iss.input === undefined
+          ? 'query is required: {"text": "...", "site": [...], ...}'
+          : 'query must be an object: {"text": "...", "site": [...], ...}',
+    },
+  ),
+  context: z
+    .looseObject(
+      {
+        prev: z.preprocess(
+          (v) => (Array.isArray(v) ? v.map(prevEntry) : v),
+          z
+            .array(
+              z
+                .string({ error: 'context.prev entries must be strings' })
+                .max(10_000, 'a context.prev entry is longer than 10000 characters'),
+              { error: 'context.prev must be an array of earlier queries' },
+            )
+            .max(50, 'context.prev holds at most 50 queries')
+            .optional(),
+        ),
+        text: v05Text('context.text', 10_000),
+        memory: z
+          .array(z.string({ error: 'context.memory entries must be strings' }).max(10_000), {
+            error: 'context.memory must be an array of strings',
+          })
+          .max(100, 'context.memory holds at most 100 entries')
+          .optional(),
+      },
+      { error: 'context must be an object: {"prev": [...], "text": "...", "memory": [...]}' },
+    )
+    .optional(),
+  return_response: z
+    .looseObject(
+      {
+        streaming: z.preprocess(
+          v05Bool,
+          z.boolean({ error: 'return_response.streaming must be true or false' }).optional(),
+        ),
+        format: v05Text('return_response.format', 100),
+        mode: z.preprocess(
+          v05Mode,
+          z
+            .enum(['list', 'none', 'summarize', 'generate'], {
+              error: 'return_response.mode must be one of list, summarize, generate',
+            })
+            .optional(),
+        ),
+        lang: v05Text('return_response.lang', 35),
+        client_type: z
+          .enum(['mobile', 'desktop', 'tablet', 'web'], {
+            error: 'return_response.client_type must be one of mobile, desktop, tablet, web',
+          })
+          .optional(),
+      },
+      { error: 'return_response must be an object: {"streaming": true, "mode": "list", ...}' },
+    )
+    .optional(),
+  meta: z
+    .looseObject(
+      {
+        conversation_id: v05Text('meta.conversation_id', 200),
+        api_version: v05Text('meta.api_version', 20),
+        request_id: v05Text('meta.request_id', 200),
+      },
+      { error: 'meta must be an object: {"conversation_id": "...", "api_version": "0.5", ...}' },
+    )
+    .optional(),
+});
+
+/** A zod issue path as the wire names it: `context.prev[2]`. */
+const pathName = (path: readonly PropertyKey[]): string =>
+  path.reduce<string>(
+    (acc, k) => (typeof k === 'number' ? `${acc}[${k}]` : acc ? `${acc}.${String(k)}` : String(k)),
+    '',
+  );
+
+/**
+ * The retrieval filters of a 0.5 query: every key but `text` and `site` whose value is text, a
+ * number, a boolean or a list of them (others are ignored). `type` among them reaches
+ * contracts.search `types` where the router passes it on, and the gateway applies it to results.
+ */
+function v05Filters(query: Bag): AskFilters | undefined {
+  const out: AskFilters = {};
+  let n = 0;
+  for (const [k, v] of Object.entries(query)) {
+    if (V05_QUERY_KEYS.has(k) || k === '' || k.length > 100 || n >= MAX_FILTERS) continue;
+    if (filterScalar(v)) out[k] = v as string | number | boolean;
+    else if (Array.isArray(v) && v.length <= 100 && v.every(filterScalar))
+      out[k] = v as (string | number | boolean)[];
+    else continue;
+    n++;
+  }
+  return n > 0 ? out : undefined;
+}
+
+/** A protocol 0.5 body as the AskRequest and rendering it calls for (the query string is not read). */
+export function parseV05(body: Bag, accept?: string): AskCall {
+  const metaIn = isRecord(body.meta) ? body.meta : {};
+  // Echo the client's ids in a Failure when they are usable.
+  const ids = {
+    ...(typeof metaIn.conversation_id === 'string'
+      ? { conversation_id: metaIn.conversation_id.slice(0, 200) }
+      : {}),
+    ...(typeof metaIn.request_id === 'string' ? { request_id: metaIn.request_id.slice(0, 200) } : {}),
+  };
+  const parsed = V05Body.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = issue ? pathName(issue.path) : 'query';
+    const name = path || 'body';
+    const given = issue
+      ? issue.path.reduce<unknown>(
+          (v, k) => (isRecord(v) || Array.isArray(v) ? (v as Bag)[k as string] : undefined),
+          body,
+        )
+      : undefined;
+    const shown = given === undefined ? '' : ` (got ${JSON.stringify(given).slice(0, 80)})`;
+    const text = issue?.message ?? `${name} is invalid`;
+    const message = text.startsWith(name.replace(/\[\d+\]$/, '')) ? text : `${name}: ${text}`;
+    throw new V05BadRequestError(name.replace(/\[\d+\]$/, ''), message + shown, ids);
+  }
+  const { query, context, return_response: rr, meta } = parsed.data;
+  const requestId = meta?.request_id?.trim() || undefined;
+  const queryId = SubjectToken.safeParse(requestId);
+  const filters = v05Filters(query);
+  const mode = rr?.mode ?? 'list';
+  const candidate = {
+    queryId: queryId.success ? queryId.data : randomUUID().replaceAll('-', ''),
+    query: query.text,
+    site: query.site ?? ['all'],
+    prev: (context?.prev ?? []).map((p) => p.trim()).filter((p) => p !== ''),
+    mode: mode === 'none' ? 'list' : mode,
+    conversationId: meta?.conversation_id ?? '',
+    maxResults: 10,
+    minScore: 51,
+    ...(filters ? { filters } : {}),
+  };
+  const request = AskRequest.safeParse(candidate);
+  if (!request.success) {
+    const issue = request.error.issues[0];
+    const key = String(issue?.path[0] ?? 'query');
+    const name = V05_FIELD[key] ?? key;
+    throw new V05BadRequestError(name, `${name} is invalid: ${issue?.message ?? ''}`, ids);
+  }
+  return {
+    request: request.data,
+    streaming: (rr?.streaming ?? true) || sseAccepted(accept),
+    dialect: 'v05',
+    ...(meta?.api_version !== undefined ? { protocolVersion: meta.api_version } : {}),
+    ...(rr?.format !== undefined ? { responseFormat: rr.format } : {}),
+    ...(requestId !== undefined ? { requestId } : {}),
+    ...(rr?.lang !== undefined ? { lang: rr.lang } : {}),
+    ...(rr?.client_type !== undefined ? { clientType: rr.client_type } : {}),
+  };
+}
+
+/** AskRequest fields back to their 0.5 names, for error messages. */
+const V05_FIELD: Record<string, string> = {
+  query: 'query.text',
+  site: 'query.site',
+  prev: 'context.prev',
+  conversationId: 'meta.conversation_id',
+  filters: 'query',
+};
+
+// ---------------------------------------------------------------------------------------------
+// /who: NLWeb's 2025 GET parameters, or the protocol 0.5 `WhoRequest` as a POST body.
+
+/** One /who call: which sites can answer `query`, rendered in the dialect it came in. */
+export interface WhoCall {
+  dialect: 'nlweb' | 'v05';
+  query: string;
+  streaming: boolean;
+  conversationId: string;
+  /** 0.5 `constr.type`: only items of these schema.org types count. */
+  types?: string[];
+}
+
+const WhoParams = z.object({
+  query: AskParams.shape.query,
+  streaming: z.preprocess(
+    (v) => (optional(v) === undefined ? false : streamingFlag(v)),
+    z.boolean({ error: 'streaming must be true or false' }),
+  ),
+  stream: AskParams.shape.stream,
+  conversation_id: textParam('conversation_id', 200),
+});
+
+const WhoBody = z.object({
+  query: z
+    .string({ error: (iss) => (iss.input === undefined ? 'query is required' : 'query must be text') })
+    .trim()
+    .min(1, 'query must not be blank')
+    .max(10_000, 'query is longer than 10000 characters'),
+  streaming: z.preprocess(v05Bool, z.boolean({ error: 'streaming must be true or false' }).optional()),
+  conversation_id: v05Text('conversation_id', 200),
+  constr: z
+    .looseObject(
+      {
+        type: z
+          .union([z.string().trim().min(1).max(100), z.array(z.string().trim().min(1).max(100)).max(20)], {
+            error: 'constr.type must be a schema.org type name (e.g. "Movie") or a list of them',
+          })
+          .optional(),
+      },
+      { error: 'constr must be an object of constraints, e.g. {"type": "Movie"}' },
+    )
+    .optional(),
+});
+
+/** Reports the first zod issue of a /who request as a 400 in the dialect's own form. */
+function whoError(err: z.ZodError, v05: boolean, input: Bag): never {
+  const issue = err.issues[0];
+  const name = (issue ? pathName(issue.path) : '') || 'query';
+  const given = input[String(issue?.path[0] ?? '')];
+  const shown =
+    given === undefined || issue?.path.length !== 1 ? '' : ` (got ${JSON.stringify(given).slice(0, 80)})`;
+  const text = issue?.message ?? `${name} is invalid`;
+  const message = (text.startsWith(name) ? text : `${name}: ${text}`) + shown;
+  const field = name.replace(/\[\d+\]$/, '');
+  throw v05 ? new V05BadRequestError(field, message) : new BadRequestError(field, message);
+}
+
+/** GET /who takes the 2025 parameters (streaming defaults to false); POST /who the 0.5 WhoRequest. */
+export function parseWho(input: AskInput & { method: string }): WhoCall {
+  if (input.method === 'POST') {
+    let body: Bag | undefined;
+    try {
+      body = bodyBag(input.body);
+    } catch (err) {
+      if (err instanceof BadRequestError) throw new V05BadRequestError(err.parameter, err.message);
+      throw err;
+    }
+    if (body === undefined)
+      throw new V05BadRequestError('body', 'POST /who needs a JSON WhoRequest: {"query": "..."}');
+    const parsed = WhoBody.safeParse(body);
+    if (!parsed.success) whoError(parsed.error, true, body);
+    const p = parsed.data;
+    const type = p.constr?.type;
+    const types = (Array.isArray(type) ? type : type === undefined ? [] : [type]).filter((t) => t !== '');
+    return {
+      dialect: 'v05',
+      query: p.query,
+      streaming: (p.streaming ?? true) || sseAccepted(input.accept),
+      conversationId: p.conversation_id ?? '',
+      ...(types.length ? { types } : {}),
+    };
+  }
+  const bag = isRecord(input.query) ? input.query : {};
+  const parsed = WhoParams.safeParse(bag);
+  if (!parsed.success) whoError(parsed.error, false, bag);
+  const p = parsed.data;
+  const forced = sseAccepted(input.accept) || ['true', '1', 'yes'].includes(p.stream ?? '');
+  return {
+    dialect: 'nlweb',
+    query: p.query,
+    streaming: p.streaming || forced,
+    conversationId: p.conversation_id ?? '',
+  };
 }

@@ -22,6 +22,10 @@ export class BadRequestError extends Error {
   toBody(): BadRequestBody {
     return { message_type: 'error', error: this.message, code: 'bad_request', parameter: this.parameter };
   }
+  /** The body to answer with, in the dialect of the request (NLWeb 2025 unless a subclass says). */
+  responseBody(): object {
+    return this.toBody();
+  }
 }
 
 /** A failed bus call, as HTTP clients see it. */

@@ -24,13 +24,22 @@ import { parseAsk, parseForm } from './dialect';
 import type { AskCall } from './dialect';
 import { BadRequestError, failureOf } from './errors';
 import type { Failure } from './errors';
+import { pendingHeaders, writer } from './http';
+import { answerV05 } from './ask05';
+import { whoRoutes } from './who-http';
 import { chatRoutes } from './chat/index';
 import { mcpPlugin } from './mcp/index';
 import type { McpOptions } from './mcp/index';
+import { a2aPlugin } from './a2a/index';
+import type { A2aOptions } from './a2a/index';
 import { JsonCollector, KEEPALIVE, SSE_HEADERS, SseRenderer, errorBody, sseFrame } from './render';
 
-export { parseAsk, parseForm, flattenV055 } from './dialect';
-export type { AskCall, AskInput, Dialect } from './dialect';
+export { parseAsk, parseForm, flattenV055, parseV05, parseWho, isV05Body } from './dialect';
+export type { AskCall, AskInput, Dialect, WhoCall } from './dialect';
+export { V05Collector, V05Stream, V05BadRequestError, itemResource, v05Failure } from './v05';
+export type { V05Response, V05FailureBody, V05Meta, Content as V05Content } from './v05';
+export { rankSites, whoScores } from './who';
+export type { SiteRank, WhoQuery } from './who';
 export { BadRequestError, failureOf, httpStatusOf } from './errors';
 export type { BadRequestBody, Failure } from './errors';
 export { JsonCollector, SseRenderer, SSE_HEADERS, sseFrame, resultItems, v055Meta } from './render';
@@ -52,6 +61,8 @@ export interface GatewayOptions {
   mcpAuthToken?: string;
   /** MCP at /mcp and /mcp/ws: origins, time limits, keep-alives. */
   mcp?: McpOptions;
+  /** A2A at /a2a (JSON-RPC), /a2a/rest (HTTP+JSON) and /.well-known/agent-card.json. */
+  a2a?: A2aOptions;
 }
 
 const ROUTER = 'the askbus router';
@@ -89,30 +100,6 @@ const truthy = (v: unknown): boolean =>
       .toLowerCase(),
   );
 
-/** Headers fastify would have sent (CORS and the like), for responses written to the raw socket. */
-function pendingHeaders(reply: FastifyReply): Record<string, string | number | string[]> {
-  const out: Record<string, string | number | string[]> = {};
-  for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) out[k] = v;
-  return out;
-}
-
-/** Writes to a raw response, waiting while its buffer is full; a closed response swallows writes. */
-function writer(raw: ServerResponse): (chunk: string) => Promise<void> {
-  return async (chunk) => {
-    if (!chunk || raw.destroyed || raw.writableEnded) return;
-    if (raw.write(chunk)) return;
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        raw.off('drain', done);
-        raw.off('close', done);
-        resolve();
-      };
-      raw.on('drain', done);
-      raw.on('close', done);
-    });
-  };
-}
-
 /** An answer in progress, so that close() can wait for it or cut it off. */
 interface Running {
   stop(): void;
@@ -145,7 +132,7 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
 
   app.setErrorHandler((err: FastifyError | BadRequestError, req, reply) => {
     if (reply.sent || reply.raw.headersSent) return;
-    if (err instanceof BadRequestError) return reply.code(400).send(err.toBody());
+    if (err instanceof BadRequestError) return reply.code(400).send(err.responseBody());
     const status = err.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       const code = 'code' in err ? err.code : '';
@@ -275,6 +262,9 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
     exposeHeadRoute: false,
     handler: async (req, reply) => {
       const call = parseAsk({ query: req.query, body: req.body, accept: req.headers.accept });
+      if (call.dialect === 'v05') {
+        return answerV05(call, reply, (on) => pump(call, traceparentOf(req), reply.raw, on), keepAliveMs);
+      }
       if (!call.streaming) return jsonAnswer(call, req, reply);
       await streamAnswer(call, req, reply);
       return reply;
@@ -331,6 +321,7 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
     return reply.code(503).send({ status: 'not_ready', checks, failing, error });
   });
 
+  await app.register(whoRoutes, { bus, traceparentOf, timeoutMs: SITES_TIMEOUT_MS });
   await app.register(chatRoutes, { version });
   await app.register(mcpPlugin, {
     ...opts.mcp,
@@ -338,6 +329,7 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
     bus,
     version,
   });
+  await app.register(a2aPlugin, { ...opts.a2a, bus, version });
 
   return app;
 }

@@ -2,7 +2,7 @@
 import { BusError } from '@askbus/bus';
 import type { Bus } from '@askbus/bus';
 import { contracts, createMessageFactory } from '@askbus/contracts';
-import type { AskRequest, ResultItem, SiteInfo } from '@askbus/contracts';
+import type { AskRequest, ResultItem, RetrievedItem, SiteInfo } from '@askbus/contracts';
 
 /** A served subject (what Bus.serve returns), so a test can stop serving it. */
 export type Subscription = ReturnType<Bus['serve']>;
@@ -18,6 +18,12 @@ export function fakeItem(n: number, site = 'movies'): ResultItem {
     description: `the description of item ${n}`,
     schema_object: { '@type': 'Movie', name: `Item ${n}` },
   };
+}
+
+/** A result item whose schema.org object is a Car (site `cars`). */
+export function fakeCar(n: number): ResultItem {
+  const item = fakeItem(n, 'cars');
+  return { ...item, name: `Car ${n}`, schema_object: { '@type': 'Car', name: `Car ${n}` } };
 }
 
 export interface RouterCall {
@@ -49,7 +55,8 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  * Serves contracts.ask. The query text picks the behaviour:
  * `slow` (one result, then waits until cancelled), `fail` (throws after begin),
  * `idle` (waits 150 ms between begin and end), `hang` (sends nothing until cancelled),
- * `vague` (asks the user a question: ask_user),
+ * `vague` (asks the user a question: ask_user), `mixed` (a Movie and a Car result, no summary),
+ * `answer` (a generated answer: nlws), `empty` (no_results),
  * anything else: begin, intermediate_message, result ×2, summary, result ×1, end.
  */
 export function serveFakeRouter(bus: Bus): FakeRouter {
@@ -79,6 +86,20 @@ export function serveFakeRouter(bus: Bus): FakeRouter {
         break;
       case 'vague':
         yield msg({ message_type: 'ask_user', content: 'Which city are you in?' });
+        break;
+      case 'mixed':
+        yield msg({ message_type: 'result', content: [fakeItem(0), fakeCar(1)] });
+        break;
+      case 'answer':
+        yield msg({
+          message_type: 'nlws',
+          '@type': 'GeneratedAnswer',
+          answer: 'Item 0 is the one.',
+          items: [fakeItem(0)],
+        });
+        break;
+      case 'empty':
+        yield msg({ message_type: 'no_results', content: 'No results were found for "empty".' });
         break;
       default:
         yield msg({ message_type: 'intermediate_message', content: `Searching for ${req.query}` });
@@ -120,4 +141,44 @@ export function parseSse(text: string): SseEvent[] {
       const data = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim());
       return data.length ? [{ event, data: JSON.parse(data.join('\n')) as unknown }] : [];
     });
+}
+
+const hit = (site: string, n: number, type: string, score: number): RetrievedItem => ({
+  url: `https://${site}.example/item/${n}`,
+  name: `${type} ${n}`,
+  site,
+  '@type': type,
+  schema_object: { '@type': type, name: `${type} ${n}` },
+  retrievalScore: score,
+});
+
+export interface FakeSearch {
+  /** Every search request, in order. */
+  calls: { query: string; site: string[]; numResults: number; types?: string[] | undefined }[];
+  sub: Subscription;
+}
+
+/**
+ * Serves contracts.search for `who`: "cars" queries hit cars twice (Car) and movies once
+ * (Movie); `nothing` hits no site; anything else hits movies three times and cars never.
+ * Honours `types` as the retriever does (exact @type).
+ */
+export function serveFakeSearch(bus: Bus): FakeSearch {
+  const search: FakeSearch = { calls: [], sub: undefined as unknown as Subscription };
+  search.sub = bus.serve(contracts.search, async (req) => {
+    search.calls.push(req);
+    const cars = /\bcars?\b/i.test(req.query);
+    let items: RetrievedItem[] = [];
+    if (req.query === 'nothing') items = [];
+    else if (req.site[0] === 'cars')
+      items = cars ? [hit('cars', 0, 'Car', 0.9), hit('cars', 1, 'Car', 0.6)] : [];
+    else if (req.site[0] === 'movies') {
+      items = cars
+        ? [hit('movies', 0, 'Movie', 0.3)]
+        : [hit('movies', 0, 'Movie', 0.8), hit('movies', 1, 'Movie', 0.7), hit('movies', 2, 'Movie', 0.2)];
+    }
+    if (req.types) items = items.filter((i) => req.types!.includes(i['@type']));
+    return { items };
+  });
+  return search;
 }

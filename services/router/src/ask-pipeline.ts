@@ -1,5 +1,6 @@
 import { createMessageFactory, type AskRequest, type Message } from '@askbus/contracts';
 import { postRanking, type AnswerModel } from './post-ranking';
+import { routeAsk, type RoutingDeps } from './route';
 import {
   defaultSearchSettings,
   runSearch,
@@ -15,8 +16,8 @@ function codeOf(err: unknown): string {
 }
 
 /**
- * One query from begin-nlweb-response to end-nlweb-response. In this version every query takes
- * the search path; tool routing and the prepare steps come with the tool-routing issue.
+ * One query from begin-nlweb-response to end-nlweb-response. With `routing`, the prepare steps,
+ * tool selection and FastTrack run first (see routeAsk); without it every query takes the search path.
  */
 export async function* runAsk(
   req: AskRequest,
@@ -25,10 +26,17 @@ export async function* runAsk(
   settings: SearchSettings = defaultSearchSettings,
   stats?: SearchStats,
   model?: AnswerModel,
+  routing?: RoutingDeps,
 ): AsyncGenerator<Message, void, undefined> {
   const stamp = createMessageFactory(req.conversationId, req.queryId);
   yield stamp({ message_type: 'begin-nlweb-response', query: req.query });
   try {
+    if (routing) {
+      for await (const body of routeAsk(req, ports, signal, settings, stats, model, routing))
+        yield stamp(body);
+      yield stamp({ message_type: 'end-nlweb-response' });
+      return;
+    }
     const search = runSearch(req, ports, signal, settings, stats);
     let step = await search.next();
     while (!step.done) {

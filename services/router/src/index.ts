@@ -1,13 +1,18 @@
-import { contracts, type StoredItem } from '@askbus/contracts';
+import { contracts, toolContracts, type StoredItem } from '@askbus/contracts';
+import { loadTools, type ToolsConfig } from '@askbus/tools';
 import type { Bus, HandlerContext } from '@askbus/bus';
 import { llmFromEnv, loadPrompts } from '@askbus/llm';
 import { runAsk } from './ask-pipeline';
+import type { RoutingDeps } from './route';
+import type { SelectionSettings } from './tool-selection';
 import type { AnswerModel } from './post-ranking';
 import { defaultSearchSettings, type SearchPorts, type SearchSettings } from './search-pipeline';
 
 export * from './ask-pipeline';
 export * from './search-pipeline';
 export * from './post-ranking';
+export * from './route';
+export * from './tool-selection';
 export { mergeAsync } from './merge';
 
 export interface RouterOptions {
@@ -16,6 +21,28 @@ export interface RouterOptions {
   retrieveTimeoutMs?: number;
   /** Language model and prompts of summarize / generate (default: ASKBUS_LLM_*, config/prompts.json). */
   model?: AnswerModel;
+  /**
+   * Tool routing (prepare steps, tool selection, FastTrack): the tools (default: ASKBUS_TOOLS or
+   * config/tools.xml, validated at start), or false for the search path only.
+   */
+  tools?: ToolsConfig | false;
+  selection?: SelectionSettings;
+  fastTrack?: boolean;
+  debug?: boolean;
+  onRouted?: RoutingDeps['onRouted'];
+}
+
+/** The sites' item types from the retriever, cached for a few seconds. */
+function siteTypesFrom(bus: Bus, ttlMs = 5_000): RoutingDeps['siteTypes'] {
+  let cache: { at: number; types: Map<string, string[]> } | undefined;
+  return async (site, signal) => {
+    if (!cache || Date.now() - cache.at > ttlMs) {
+      const { sites } = await bus.request(contracts.sites, {}, { timeoutMs: 2_000, signal });
+      cache = { at: Date.now(), types: new Map(sites.map((s) => [s.name, s.types])) };
+    }
+    const names = site.includes('all') ? [...cache.types.keys()] : site;
+    return [...new Set(names.flatMap((n) => cache!.types.get(n) ?? []))];
+  };
 }
 
 /** The search path's ports over NATS: the retriever and the ranker replicas behind their subjects. */
@@ -35,13 +62,39 @@ export function busPorts(bus: Bus, ctx: HandlerContext, retrieveTimeoutMs = 10_0
 export function startRouter(bus: Bus, opts: RouterOptions = {}): { model: AnswerModel } {
   const settings: SearchSettings = { ...defaultSearchSettings, ...opts.search };
   const model = opts.model ?? { llm: llmFromEnv(), prompts: loadPrompts() };
-  bus.serveStream(contracts.ask, (req, ctx) =>
-    runAsk(req, busPorts(bus, ctx, opts.retrieveTimeoutMs), ctx.signal, settings, undefined, model),
-  );
+  const tools = opts.tools === undefined ? loadTools() : opts.tools;
+  const siteTypes = siteTypesFrom(bus);
+  bus.serveStream(contracts.ask, (req, ctx) => {
+    const routing: RoutingDeps | undefined = tools
+      ? {
+          llm: model.llm,
+          tools,
+          siteTypes,
+          runTool: (handler, toolReq, signal) =>
+            bus.stream(toolContracts[handler], toolReq, ctx.onward({ signal })),
+          ...(opts.selection ? { selection: opts.selection } : {}),
+          ...(opts.fastTrack === undefined ? {} : { fastTrack: opts.fastTrack }),
+          ...(opts.debug ? { debug: true } : {}),
+          ...(opts.onRouted ? { onRouted: opts.onRouted } : {}),
+        }
+      : undefined;
+    return runAsk(
+      req,
+      busPorts(bus, ctx, opts.retrieveTimeoutMs),
+      ctx.signal,
+      settings,
+      undefined,
+      model,
+      routing,
+    );
+  });
   return { model };
 }
 
-/** Router settings from the environment (ASKBUS_RANK_BATCH, ASKBUS_CANDIDATES, ASKBUS_COLLATE_MS). */
+/**
+ * Router settings from the environment (ASKBUS_RANK_BATCH, ASKBUS_CANDIDATES, ASKBUS_COLLATE_MS,
+ * ASKBUS_ROUTER_DEBUG=1, ASKBUS_FAST_TRACK=0; the tools file is ASKBUS_TOOLS).
+ */
 export function routerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): RouterOptions {
   const num = (name: string): number | undefined => {
     const v = env[name];
@@ -57,5 +110,8 @@ export function routerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Rout
   if (candidates) search.numCandidates = candidates;
   const collate = num('ASKBUS_COLLATE_MS');
   if (collate !== undefined) search.collateMs = collate;
-  return { search };
+  // NLWeb's debug-only tool_selection message (AskRequest has no debug field).
+  const debug = env.ASKBUS_ROUTER_DEBUG === '1' || env.ASKBUS_ROUTER_DEBUG === 'true';
+  const fastTrack = env.ASKBUS_FAST_TRACK !== '0';
+  return { search, ...(debug ? { debug } : {}), ...(fastTrack ? {} : { fastTrack }) };
 }

@@ -1,1 +1,121 @@
-export {};
+import type { MessageBody, RetrievedItem } from '@askbus/contracts';
+import type { Bus, HandlerContext } from '@askbus/bus';
+import { CompareAnswer, ItemMatchAnswer, extractParams, llmFromEnv, type Llm } from '@askbus/llm';
+import { ask, retrieve, serveTool, str, type ToolDeps } from '@askbus/tools';
+
+/** Candidates per name (NLWeb: 20) and the match threshold (FindItemPrompt: > 75). */
+const NUM_CANDIDATES = 20;
+const MATCH = 75;
+const SKIP = new Set(['@context', '@type', 'url', 'image', 'name', 'description']);
+
+/** The best match for a name among its candidates, or undefined when none scores above MATCH. */
+async function findItem(
+  deps: ToolDeps,
+  ctx: HandlerContext,
+  name: string,
+  site: string[],
+): Promise<{ item: RetrievedItem; score: number } | undefined> {
+  const candidates = await retrieve(deps.bus, ctx, name, site, NUM_CANDIDATES);
+  const scored = await Promise.all(
+    candidates.map(async (item) => {
+      try {
+        const m = await ask(
+          deps.llm,
+          ItemMatchAnswer,
+          { kind: 'item_match', name, item },
+          `Is this "${name}"?`,
+          ctx.signal,
+        );
+        return { item, score: m.score };
+      } catch {
+        return { item, score: 0 };
+      }
+    }),
+  );
+  const best = scored.sort((a, b) => b.score - a.score || b.item.retrievalScore - a.item.retrievalScore)[0];
+  return best && best.score > MATCH ? best : undefined;
+}
+
+function text(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  if (Array.isArray(v)) return v.map(text).filter(Boolean).join(', ');
+  if (typeof v !== 'object') return String(v);
+  const o = v as Record<string, unknown>;
+  if ('ratingValue' in o) return `${String(o.ratingValue)}/${String(o.bestRating ?? 10)}`;
+  if ('value' in o) return `${String(o.value)}${o.unitText ? ` ${String(o.unitText)}` : ''}`;
+  if (typeof o.name === 'string') return o.name;
+  return Object.entries(o)
+    .filter(([k]) => !k.startsWith('@'))
+    .map(([k, x]) => `${k} ${text(x)}`)
+    .join(', ');
+}
+
+/** Both items' fields side by side: one row per field either item has. */
+export function comparisonTable(
+  a: RetrievedItem,
+  b: RetrievedItem,
+): { field: string; item1: string; item2: string }[] {
+  const fields = [...new Set([...Object.keys(a.schema_object), ...Object.keys(b.schema_object)])].filter(
+    (f) => !SKIP.has(f),
+  );
+  return fields
+    .map((field) => ({ field, item1: text(a.schema_object[field]), item2: text(b.schema_object[field]) }))
+    .filter((r) => r.item1 !== '' || r.item2 !== '');
+}
+
+/** The compare tool: two named items → `compare_items` with a table and a verdict. */
+export async function* runCompare(
+  req: { ask: { query: string; site: string[] }; params: Record<string, unknown> },
+  ctx: HandlerContext,
+  deps: ToolDeps,
+): AsyncGenerator<MessageBody> {
+  const fallback = extractParams('compare', req.ask.query);
+  const name1 = str(req.params.item1_name) || str(req.params.item1) || str(fallback.item1_name);
+  const name2 = str(req.params.item2_name) || str(req.params.item2) || str(fallback.item2_name);
+  const requested = str(req.params.details_requested) || 'everything';
+  if (!name1 || !name2) {
+    yield {
+      message_type: 'no_results',
+      content: `Which two items do you want compared? "${req.ask.query}" does not name two.`,
+    };
+    return;
+  }
+  yield { message_type: 'intermediate_message', content: `Looking for ${name1} and ${name2}` };
+  const [a, b] = await Promise.all([
+    findItem(deps, ctx, name1, req.ask.site),
+    findItem(deps, ctx, name2, req.ask.site),
+  ]);
+  if (!a || !b) {
+    const missing = [!a ? name1 : undefined, !b ? name2 : undefined].filter(Boolean).join(' and ');
+    yield { message_type: 'no_results', content: `Could not find ${missing} to compare.` };
+    return;
+  }
+  const answer = await ask(
+    deps.llm,
+    CompareAnswer,
+    { kind: 'compare', query: req.ask.query, details_requested: requested, item1: a.item, item2: b.item },
+    `Compare these two items for the user's question "${req.ask.query}" and give a verdict.`,
+    ctx.signal,
+  );
+  const side = (x: RetrievedItem) => ({
+    name: x.name,
+    url: x.url,
+    site: x.site,
+    schema_object: x.schema_object,
+  });
+  yield {
+    message_type: 'compare_items',
+    comparison: answer.comparison,
+    verdict: answer.verdict,
+    details_requested: requested,
+    table: comparisonTable(a.item, b.item),
+    item1: side(a.item),
+    item2: side(b.item),
+  };
+}
+
+export function startCompareTool(bus: Bus, opts: { llm?: Llm } = {}): { llm: Llm } {
+  const llm = opts.llm ?? llmFromEnv();
+  serveTool(bus, 'compare', { bus, llm }, runCompare);
+  return { llm };
+}

@@ -1,1 +1,145 @@
-export {};
+import type { MessageBody, RetrievedItem } from '@askbus/contracts';
+import type { Bus } from '@askbus/bus';
+import { ItemMatchAnswer, extractParams, llmFromEnv, type Llm } from '@askbus/llm';
+import { ask, retrieve, serveTool, str, type ToolDeps } from '@askbus/tools';
+
+/** Candidates searched for the item's name (NLWeb: 20). */
+const NUM_CANDIDATES = 20;
+/** NLWeb's thresholds: a match above 75 is sent at once; above 59 is kept as the best found. */
+const SEND = 75;
+const RECORD = 59;
+
+/** Which schema.org fields answer a requested detail. */
+const FIELDS: Record<string, string[]> = {
+  directed: ['director'],
+  director: ['director'],
+  starred: ['actor'],
+  stars: ['actor'],
+  actor: ['actor'],
+  rating: ['aggregateRating', 'contentRating'],
+  year: ['datePublished', 'vehicleModelDate'],
+  'release date': ['datePublished'],
+  genre: ['genre'],
+  budget: ['additionalProperty'],
+  gross: ['additionalProperty'],
+  long: ['duration', 'totalTime', 'cookTime'],
+  runtime: ['duration'],
+  ingredients: ['recipeIngredient'],
+  fast: ['accelerationTime', 'additionalProperty'],
+  powerful: ['vehicleEngine'],
+  mpg: ['fuelEfficiency'],
+  mileage: ['fuelEfficiency'],
+};
+
+const SKIP = new Set(['@context', '@type', 'url', 'image', 'name']);
+
+/** A value of a schema.org field as text. */
+export function fieldText(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  if (Array.isArray(v)) return v.map(fieldText).filter(Boolean).join(', ');
+  if (typeof v !== 'object') return String(v);
+  const o = v as Record<string, unknown>;
+  if ('ratingValue' in o)
+    return `${String(o.ratingValue)}/${String(o.bestRating ?? 10)}${o.ratingCount ? ` (${String(o.ratingCount)} votes)` : ''}`;
+  if ('value' in o)
+    return `${o.name ? `${String(o.name)}: ` : ''}${String(o.value)}${o.unitText ? ` ${String(o.unitText)}` : ''}`;
+  if (typeof o.name === 'string') return o.name;
+  return Object.entries(o)
+    .filter(([k]) => !k.startsWith('@'))
+    .map(([k, x]) => `${k} ${fieldText(x)}`)
+    .join(', ');
+}
+
+/** The item's facts as text, the requested ones first. */
+export function detailsText(item: RetrievedItem, requested: string): string {
+  const o = item.schema_object;
+  const key = requested.toLowerCase();
+  const wanted = Object.hasOwn(FIELDS, key) ? FIELDS[key]! : [];
+  const lines: string[] = [];
+  for (const k of wanted) if (o[k] !== undefined) lines.push(`${k}: ${fieldText(o[k])}`);
+  if (typeof o.description === 'string') lines.push(o.description);
+  for (const [k, v] of Object.entries(o)) {
+    if (SKIP.has(k) || k === 'description' || wanted.includes(k)) continue;
+    const t = fieldText(v);
+    if (t) lines.push(`${k}: ${t}`);
+  }
+  return lines.join('\n');
+}
+
+/** The details tool: one named item's facts → `item_details`. */
+export async function* runDetails(
+  req: { ask: { query: string; site: string[] }; params: Record<string, unknown> },
+  ctx: Parameters<typeof retrieve>[1],
+  { bus, llm }: ToolDeps,
+): AsyncGenerator<MessageBody> {
+  const fallback = extractParams('details', req.ask.query);
+  const name = str(req.params.item_name) || str(fallback.item_name);
+  const requested = str(req.params.details_requested) || str(fallback.details_requested) || 'everything';
+  if (!name) {
+    yield {
+      message_type: 'no_results',
+      content: `Which item do you want details of? "${req.ask.query}" names none.`,
+    };
+    return;
+  }
+  const candidates = await retrieve(bus, ctx, name, req.ask.site, NUM_CANDIDATES);
+  const stop = new AbortController();
+  const signal = AbortSignal.any([ctx.signal, stop.signal]);
+  let best: { item: RetrievedItem; score: number; explanation: string } | undefined;
+  // Every candidate is matched at once; the first above SEND wins and the rest are cancelled.
+  await new Promise<void>((resolve) => {
+    let pending = candidates.length;
+    if (pending === 0) resolve();
+    for (const item of candidates) {
+      ask(
+        llm,
+        ItemMatchAnswer,
+        { kind: 'item_match', name, item },
+        `Does this item match the name "${name}"?`,
+        signal,
+      )
+        .then((m) => {
+          if (m.score > RECORD && (!best || m.score > best.score))
+            best = { item, score: m.score, explanation: m.explanation };
+          if (m.score > SEND) {
+            stop.abort();
+            resolve();
+          }
+        })
+        .catch(() => undefined)
+        .finally(() => {
+          if (--pending === 0) resolve();
+        });
+    }
+  });
+  if (!best) {
+    yield {
+      message_type: 'item_details',
+      name,
+      details: `Could not find any items matching "${name}".`,
+      score: 0,
+      explanation: '',
+      url: '',
+      site: req.ask.site.join(','),
+    };
+    return;
+  }
+  const { item, score, explanation } = best;
+  yield {
+    message_type: 'item_details',
+    name: item.name,
+    details: detailsText(item, requested),
+    details_requested: requested,
+    score,
+    explanation,
+    url: item.url,
+    site: item.site,
+    schema_object: item.schema_object,
+  };
+}
+
+export function startDetailsTool(bus: Bus, opts: { llm?: Llm } = {}): { llm: Llm } {
+  const llm = opts.llm ?? llmFromEnv();
+  serveTool(bus, 'details', { bus, llm }, runDetails);
+  return { llm };
+}

@@ -24,6 +24,7 @@ import type { Bus } from '@askbus/bus';
 import { AskRequest, contracts } from '@askbus/contracts';
 import type { Message, ResultItem } from '@askbus/contracts';
 import { failureOf } from '../errors';
+import { rankSites } from '../who';
 import {
   AskArgs,
   TOOL_DEFS,
@@ -205,29 +206,9 @@ export function createMcpServer(deps: McpServerDeps): Server {
     const lim = limit(extra);
     const opts = { signal: lim.signal, timeoutMs: deps.callTimeoutMs, traceparent: traceparentOf(extra) };
     try {
-      const { sites } = await bus.request(contracts.sites, {}, opts);
-      const ranked = await Promise.all(
-        sites.map(async (s) => {
-          const { items } = await bus.request(
-            contracts.search,
-            { query: args.query, site: [s.name], numResults: 20 },
-            opts,
-          );
-          return {
-            name: s.name,
-            hits: items.length,
-            top_score: items.reduce((m, i) => Math.max(m, i.retrievalScore), 0),
-            item_count: s.itemCount,
-            types: s.types,
-          };
-        }),
-      );
       const out: WhoOutput = {
         query: args.query,
-        sites: ranked
-          .filter((s) => s.hits > 0)
-          .sort((a, b) => b.hits - a.hits || b.top_score - a.top_score || a.name.localeCompare(b.name))
-          .slice(0, args.max_sites ?? 10),
+        sites: await rankSites(bus, { query: args.query, maxSites: args.max_sites ?? 10 }, opts),
       };
       return toolResult(renderWho(out), out);
     } catch (err) {

@@ -1,0 +1,143 @@
+import { describe, expect, it } from 'vitest';
+import { Llm } from './client';
+import { LocalAdapter } from './local';
+import {
+  DecontextualizeAnswer,
+  extractParams,
+  localTaskAnswer,
+  scoreTool,
+  taskPrompt,
+  ToolScoreAnswer,
+} from './tasks';
+import { startFakeLlm } from './testing';
+import { OpenAiCompatibleAdapter } from './openai';
+
+const movie = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  '@type': 'Movie',
+  schema_object: { '@type': 'Movie', name, ...extra },
+});
+
+describe('local answers to routing tasks', () => {
+  it('scores tools from cue phrases and the tool examples, with their parameters', () => {
+    const details = { name: 'details', examples: ['tell me about Pale Rider'] };
+    const search = { name: 'search', examples: ['westerns with clint eastwood'] };
+    expect(scoreTool('tell me about Alien', details)).toMatchObject({ score: 92, item_name: 'Alien' });
+    expect(scoreTool('tell me about Alien', search).score).toBeLessThan(70);
+    expect(scoreTool('comedies from the 1980s', search).score).toBeGreaterThanOrEqual(85);
+    expect(scoreTool('comedies from the 1980s', details).score).toBeLessThan(70);
+    expect(extractParams('compare', 'compare Alien and Blade Runner')).toMatchObject({
+      item1_name: 'Alien',
+      item2_name: 'Blade Runner',
+    });
+    expect(extractParams('ensemble', 'plan a movie night with a comedy and a horror film')).toEqual({
+      queries: ['comedy', 'horror film'],
+      ensemble_type: 'movie_night',
+    });
+  });
+
+  it('decontextualizes follow-ups only', () => {
+    const ask = (query: string, prev: string[]) => localTaskAnswer({ kind: 'decontextualize', query, prev });
+    expect(ask('who directed it', ['tell me about Pale Rider'])).toEqual({
+      requires_decontextualization: true,
+      decontextualized_query: 'who directed Pale Rider',
+    });
+    expect(ask('from the 1970s', ['westerns with clint eastwood'])).toMatchObject({
+      decontextualized_query: 'westerns with clint eastwood from the 1970s',
+    });
+    expect(ask('comedies from the 1980s', ['westerns'])).toMatchObject({
+      requires_decontextualization: false,
+    });
+    expect(ask('who directed it', [])).toMatchObject({ requires_decontextualization: false });
+  });
+
+  it('relevance, required information, item matching and comparison', () => {
+    expect(
+      localTaskAnswer({
+        kind: 'relevance',
+        query: 'cheap flights to Rome',
+        site: 'movies',
+        siteTypes: ['Movie'],
+      }),
+    ).toMatchObject({ site_is_irrelevant_to_query: true });
+    expect(
+      localTaskAnswer({
+        kind: 'relevance',
+        query: 'movies about cars',
+        site: 'movies',
+        siteTypes: ['Movie'],
+      }),
+    ).toMatchObject({ site_is_irrelevant_to_query: false });
+    expect(
+      localTaskAnswer({ kind: 'required_info', query: 'what should I watch', itemType: 'Movie' }),
+    ).toMatchObject({
+      required_info_found: false,
+    });
+    expect(
+      localTaskAnswer({ kind: 'required_info', query: 'best westerns', itemType: 'Movie' }),
+    ).toMatchObject({
+      required_info_found: true,
+    });
+    const exact = localTaskAnswer({ kind: 'item_match', name: 'Alien', item: movie('Alien') }) as {
+      score: number;
+    };
+    const other = localTaskAnswer({ kind: 'item_match', name: 'Alien', item: movie('Aliens') }) as {
+      score: number;
+    };
+    expect(exact.score).toBeGreaterThan(75);
+    expect(other.score).toBeLessThanOrEqual(75);
+    const rating = (v: number) => ({ aggregateRating: { ratingValue: v, bestRating: 10 } });
+    const cmp = localTaskAnswer({
+      kind: 'compare',
+      query: 'compare',
+      details_requested: 'everything',
+      item1: movie('Alien', rating(8.5)),
+      item2: movie('Blade Runner', rating(8.3)),
+    }) as { verdict: string };
+    expect(cmp.verdict).toMatch(/Alien comes out ahead on rating/);
+  });
+
+  it('the Llm answers tasks through the local provider, and the fake server answers them over HTTP', async () => {
+    const task = {
+      kind: 'tool_score' as const,
+      query: 'tell me about Alien',
+      itemType: 'Movie',
+      tool: { name: 'details', examples: ['tell me about X'], params: ['item_name'] },
+    };
+    const messages = [{ role: 'user' as const, content: taskPrompt('Score the tool.', task) }];
+    const local = await new Llm(new LocalAdapter()).complete({
+      messages,
+      tier: 'high',
+      jsonSchema: ToolScoreAnswer,
+      task,
+    });
+    expect(local).toMatchObject({ score: 92, item_name: 'Alien' });
+    const fake = await startFakeLlm();
+    try {
+      const remote = new Llm(
+        new OpenAiCompatibleAdapter({ baseURL: fake.baseURL, apiKey: 'x', models: { low: 'm', high: 'm' } }),
+      );
+      expect(await remote.complete({ messages, tier: 'high', jsonSchema: ToolScoreAnswer })).toMatchObject({
+        score: 92,
+        item_name: 'Alien',
+      });
+      const d = await remote.complete({
+        messages: [
+          {
+            role: 'user',
+            content: taskPrompt('Rewrite.', {
+              kind: 'decontextualize',
+              query: 'who directed it',
+              prev: ['Alien'],
+            }),
+          },
+        ],
+        tier: 'high',
+        jsonSchema: DecontextualizeAnswer,
+      });
+      expect(d.decontextualized_query).toBe('who directed Alien');
+    } finally {
+      await fake.close();
+    }
+  });
+});

@@ -1,0 +1,621 @@
+import { z } from 'zod';
+import type { StoredItem } from '@askbus/contracts';
+import { itemFacts, STOPWORDS, summarize, tokenize } from '@askbus/search-core';
+
+/**
+ * Structured tasks of the routing and tool steps, and the deterministic local answers to them.
+ * A remote model reads the prompt; the local provider computes its answer from the task alone:
+ * cue phrases and the tool's own <example> queries for tool scoring, pronouns and connectives
+ * for decontextualization, name overlap for item matching, the items' facts for comparisons.
+ */
+export type ItemShown = Pick<StoredItem, 'name' | '@type' | 'schema_object'> & { url?: string };
+
+export type RoutingTask =
+  | {
+      kind: 'tool_score';
+      query: string;
+      itemType: string;
+      tool: { name: string; examples: string[]; params: string[] };
+    }
+  | { kind: 'decontextualize'; query: string; prev: string[] }
+  | { kind: 'relevance'; query: string; site: string; siteTypes: string[] }
+  | { kind: 'required_info'; query: string; itemType: string }
+  | { kind: 'item_match'; name: string; item: ItemShown }
+  | { kind: 'compare'; query: string; details_requested: string; item1: ItemShown; item2: ItemShown }
+  | {
+      kind: 'ensemble';
+      query: string;
+      ensemble_type: string;
+      groups: { query: string; items: (ItemShown & { url: string })[] }[];
+    }
+  | {
+      kind: 'substitutions';
+      query: string;
+      recipe: ItemShown;
+      dietary_need: string;
+      unavailable_ingredient: string;
+    };
+
+// ------------------------------------------------------------------ answer schemas
+
+export const ToolScoreAnswer = z.looseObject({ score: z.coerce.number().min(0).max(100) });
+export const DecontextualizeAnswer = z.object({
+  requires_decontextualization: z.union([z.boolean(), z.enum(['True', 'False', 'true', 'false'])]),
+  decontextualized_query: z.string(),
+});
+export const RelevanceAnswer = z.object({
+  site_is_irrelevant_to_query: z.union([z.boolean(), z.enum(['True', 'False', 'true', 'false'])]),
+  explanation_for_irrelevance: z.string().default(''),
+});
+export const RequiredInfoAnswer = z.object({
+  required_info_found: z.union([z.boolean(), z.enum(['True', 'False', 'true', 'false'])]),
+  user_question: z.string().default(''),
+});
+export const ItemMatchAnswer = z.object({
+  score: z.coerce.number().min(0).max(100),
+  explanation: z.string().default(''),
+});
+export const CompareAnswer = z.object({ comparison: z.string(), verdict: z.string().default('') });
+export const EnsembleAnswer = z.object({
+  theme: z.string(),
+  items: z.array(
+    z.object({
+      category: z.string(),
+      name: z.string(),
+      url: z.string(),
+      description: z.string(),
+      why: z.string(),
+    }),
+  ),
+  overall_tips: z.array(z.string()).default([]),
+});
+export const SubstitutionsAnswer = z.object({
+  substitutions: z.array(
+    z.object({
+      original_ingredient: z.string(),
+      substitute: z.string(),
+      ratio: z.string(),
+      notes: z.string(),
+    }),
+  ),
+  general_tips: z.array(z.string()).default([]),
+  already_meets_requirements: z.boolean().default(false),
+});
+
+/** NLWeb's models answer "True"/"False" strings; accept both. */
+export const truthy = (v: boolean | string): boolean => v === true || v === 'True' || v === 'true';
+
+/** A prompt carrying its task as `<task>{json}</task>`, so a test double can compute the answer. */
+export function taskPrompt(instructions: string, task: RoutingTask): string {
+  return `${instructions}\n<task>${JSON.stringify(task)}</task>`;
+}
+export function readTaskPrompt(prompt: string): RoutingTask | undefined {
+  const m = /<task>([\s\S]*)<\/task>/.exec(prompt);
+  if (!m) return undefined;
+  try {
+    return JSON.parse(m[1]!) as RoutingTask;
+  } catch {
+    return undefined;
+  }
+}
+
+// ------------------------------------------------------------------ local answers
+
+export function localTaskAnswer(task: RoutingTask): unknown {
+  switch (task.kind) {
+    case 'tool_score':
+      return scoreTool(task.query, task.tool);
+    case 'decontextualize':
+      return decontextualize(task.query, task.prev);
+    case 'relevance':
+      return relevance(task.query, task.site, task.siteTypes);
+    case 'required_info':
+      return requiredInfo(task.query, task.itemType);
+    case 'item_match':
+      return matchItem(task.name, task.item);
+    case 'compare':
+      return compareItems(task.item1, task.item2, task.details_requested);
+    case 'ensemble':
+      return ensemble(task);
+    case 'substitutions':
+      return substitutions(task);
+  }
+}
+
+const clean = (s: string): string =>
+  s
+    .replace(/[?!.]+$/g, '')
+    .replace(/^["'\s]+|["'\s]+$/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+const stripArticle = (s: string): string => clean(s.replace(/^(the|a|an|some)\s+/i, ''));
+
+/** Phrases that say what a tool is for; the score a query showing one gets. */
+const CUES: Record<string, { re: RegExp; score: number }> = {
+  details: {
+    re: /^(please\s+)?(tell me (more )?about|(give me )?(the )?details (of|about|on|for)|describe|info(rmation)? (on|about)|what (is|was|are) the \w+( \w+)? of|who (directed|starred in|stars in|made|wrote|produced)|when was .+ (released|made)|how (long|much|many|fast|powerful|good) (is|was)|what year was|what is .+ rated)\b/i,
+    score: 92,
+  },
+  compare: {
+    re: /\b(compare|comparison of|vs\.?|versus|differences? between|which is better)\b|\bis .+ better than\b/i,
+    score: 95,
+  },
+  ensemble: {
+    re: /\b(plan|itinerary|outfit|menu|double feature|triple feature|movie night|marathon|go together|combination of|a set of)\b/i,
+    score: 91,
+  },
+  recipe_substitutions: {
+    re: /\b(instead of|substitut\w*|replace|replacement for|dairy[- ]free|gluten[- ]free|egg[- ]free|nut[- ]free|make (it|them|the .+) vegan|allergic)\b/i,
+    score: 92,
+  },
+  accompaniment: {
+    re: /\b(goes? (well )?with|serve with|side dish|to accompany|pairs? (well )?with)\b/i,
+    score: 90,
+  },
+  who: {
+    re: /\b(which (web)?sites?|what (web)?sites?|who (can|could|has|knows|sells)|where (can|could|should) i (find|look|ask|learn))\b/i,
+    score: 93,
+  },
+};
+
+/** Words of an example that frame the request: not names (capitalised), not glue words. */
+const GLUE = new Set(['a', 'an', 'the', 'of', 'and', 'with', 'for', 'in', 'to', 'is', 'on', 'by', 'from']);
+function frameWords(example: string): string[] {
+  return example
+    .split(/\s+/)
+    .filter((w) => w !== '' && !/^[A-Z]/.test(w))
+    .map((w) => w.toLowerCase().replace(/[^a-z0-9-]/g, ''))
+    .filter((w) => w !== '' && !GLUE.has(w));
+}
+function exampleSimilarity(query: string, examples: readonly string[]): number {
+  const q = new Set(query.toLowerCase().split(/[^a-z0-9-]+/));
+  let best = 0;
+  for (const ex of examples) {
+    const frame = frameWords(ex);
+    if (frame.length === 0) continue;
+    best = Math.max(best, frame.filter((w) => q.has(w)).length / frame.length);
+  }
+  return best;
+}
+
+export function scoreTool(
+  query: string,
+  tool: { name: string; examples: readonly string[]; params?: readonly string[] },
+): Record<string, unknown> & { score: number } {
+  const fromExamples = Math.round(35 + 55 * exampleSimilarity(query, tool.examples));
+  const anyCue = Object.entries(CUES).find(([, c]) => c.re.test(query));
+  let score: number;
+  if (tool.name === 'search') score = anyCue ? Math.min(fromExamples, 60) : Math.max(fromExamples, 85);
+  else {
+    const cue = Object.hasOwn(CUES, tool.name) ? CUES[tool.name] : undefined;
+    score = cue?.re.test(query) ? cue.score : Math.min(fromExamples, anyCue ? 65 : 90);
+  }
+  const params = extractParams(tool.name, query);
+  // A tool whose required name is missing from the query cannot run.
+  if (tool.name === 'details' && !params.item_name) score = Math.min(score, 50);
+  if (tool.name === 'compare' && !(params.item1_name && params.item2_name)) score = Math.min(score, 50);
+  return { score, ...params };
+}
+
+/** The parameters of a tool's returnStruc, read off the query. */
+export function extractParams(tool: string, query: string): Record<string, unknown> {
+  const q = clean(query);
+  switch (tool) {
+    case 'search':
+    case 'who':
+      return tool === 'search'
+        ? { search_query: q }
+        : { justification: 'the query asks which sites can answer it' };
+    case 'details': {
+      let m =
+        /^(?:please\s+)?(?:tell me (?:more )?about|(?:give me )?(?:the )?details (?:of|about|on|for)|describe|info(?:rmation)? (?:on|about))\s+(.+)$/i.exec(
+          q,
+        );
+      if (m) return { item_name: stripItemWords(m[1]!), details_requested: 'everything' };
+      m = /^what (?:is|was|are) the (\w+(?: \w+)?) of\s+(.+)$/i.exec(q);
+      if (m) return { item_name: stripItemWords(m[2]!), details_requested: m[1]! };
+      m = /^who (directed|starred in|stars in|made|wrote|produced)\s+(.+)$/i.exec(q);
+      if (m) return { item_name: stripItemWords(m[2]!), details_requested: m[1]!.split(' ')[0]! };
+      m = /^(?:when was|what year was)\s+(.+?)\s+(?:released|made)?$/i.exec(q);
+      if (m) return { item_name: stripItemWords(m[1]!), details_requested: 'release date' };
+      m = /^how (long|much|many|fast|powerful|good) (?:is|was)\s+(.+)$/i.exec(q);
+      if (m) return { item_name: stripItemWords(m[2]!), details_requested: m[1]! };
+      m = /^what is\s+(.+?)\s+rated$/i.exec(q);
+      if (m) return { item_name: stripItemWords(m[1]!), details_requested: 'rating' };
+      return { item_name: '', details_requested: '' };
+    }
+    case 'compare': {
+      let rest = q
+        .replace(
+          /^(please\s+)?(compare|comparison of|what(?:'s| is| are) the differences? between|differences? between|which is better,?)\s+/i,
+          '',
+        )
+        .replace(/^is\s+/i, '');
+      let details = '';
+      const aspect =
+        /\s+(?:in terms of|on|by|for)\s+(price|rating|mileage|mpg|power|horsepower|budget|gross|year|length)$/i.exec(
+          rest,
+        );
+      if (aspect) {
+        details = aspect[1]!;
+        rest = rest.slice(0, aspect.index);
+      }
+      const parts = rest.split(/\s+(?:and|vs\.?|versus|or|with|to|better than)\s+/i);
+      if (parts.length < 2) return { item1_name: '', item2_name: '', details_requested: details };
+      return {
+        item1_name: stripItemWords(parts[0]!),
+        item2_name: stripItemWords(parts.slice(1).join(' ')),
+        details_requested: details || 'everything',
+      };
+    }
+    case 'ensemble': {
+      const lower = q.toLowerCase();
+      const type = /\b(meal|dinner|lunch|breakfast|menu|appetizer|dessert|course)\b/.test(lower)
+        ? 'meal_planning'
+        : /\b(trip|travel|itinerary|visit|vacation)\b/.test(lower)
+          ? 'travel_itinerary'
+          : /\b(outfit|wear|clothes)\b/.test(lower)
+            ? 'outfit'
+            : /\b(movie|film|double feature|triple feature|marathon)\b/.test(lower)
+              ? 'movie_night'
+              : 'generic';
+      const body = /\b(?:with|of|including|:)\s+(.+)$/i.exec(q)?.[1] ?? q;
+      const queries = body
+        .split(/\s*,\s*|\s+(?:and|plus|then|followed by)\s+/i)
+        .map(stripArticle)
+        .filter((s) => s !== '' && !/^(plan|a plan)$/i.test(s));
+      return { queries: queries.length ? queries : [q], ensemble_type: type };
+    }
+    case 'recipe_substitutions': {
+      const lower = q.toLowerCase();
+      const need =
+        /\b(vegan|vegetarian|gluten[- ]free|dairy[- ]free|egg[- ]free|nut[- ]free|low[- ]carb|keto)\b/.exec(
+          lower,
+        )?.[1] ?? '';
+      const ingredient =
+        /\b(?:instead of|substitute for|substitution for|replacement for|replace|without)\s+(?:the\s+)?([a-z]+(?: [a-z]+)?)(?=\s+(?:in|for|on)\b|$)/.exec(
+          lower,
+        )?.[1] ?? '';
+      const recipe =
+        /\b(?:in|for|make)\s+(?:the\s+|my\s+|a\s+)?(.+?)(?:\s+(?:dairy|gluten|egg|nut)[- ]free|\s+vegan)?$/i.exec(
+          q,
+        )?.[1] ?? '';
+      return {
+        recipe_name: clean(recipe),
+        dietary_need: need,
+        unavailable_ingredient: ingredient,
+        preference: '',
+      };
+    }
+    case 'accompaniment': {
+      const m =
+        /^(?:what|which|a|an|some)?\s*(.*?)\s+(?:goes?|go|to serve|would go|pairs?|to accompany)\s*(?:well\s+)?(?:with)?\s+(.+)$/i.exec(
+          q,
+        );
+      const main = m ? stripArticle(m[2]!) : '';
+      const wanted = m ? stripArticle(m[1]!) : q;
+      return { search_query: wanted || 'side dish', main_item: main };
+    }
+    default:
+      return {};
+  }
+}
+
+function stripItemWords(s: string): string {
+  return clean(
+    s
+      .replace(/^(the (movie|film|car|recipe)|movie|film|car|recipe)\s+/i, '')
+      .replace(/\s+(movie|film|car)$/i, ''),
+  );
+}
+
+const PRONOUN =
+  /\b(it|its|it's|that one|this one|that movie|that film|that car|this movie|this film|this car|the first one|them|those|these|they|he|she|his|her)\b/i;
+const CONNECTIVE =
+  /^(and|but|only|also|with|without|from|in|by|starring|more|less|cheaper|newer|older|what about|how about)\b/i;
+
+function decontextualize(query: string, prev: readonly string[]) {
+  const last = prev.at(-1);
+  if (!last) return { requires_decontextualization: false, decontextualized_query: query };
+  const subject = (extractParams('details', last).item_name as string) || clean(last);
+  if (PRONOUN.test(query)) {
+    const rewritten = clean(query).replace(PRONOUN, (w) =>
+      /^(its|his|her)$/i.test(w) ? `${subject}'s` : subject,
+    );
+    return { requires_decontextualization: true, decontextualized_query: rewritten };
+  }
+  const c = CONNECTIVE.exec(query.trim());
+  if (c) {
+    const q = clean(query);
+    const about = /^(what|how) about\s+(.+)$/i.exec(q);
+    if (about) {
+      const base = clean(last);
+      const at = base.toLowerCase().lastIndexOf(' with ');
+      const rewritten = at >= 0 ? `${base.slice(0, at)} with ${about[2]}` : `${base} ${about[2]}`;
+      return { requires_decontextualization: true, decontextualized_query: rewritten };
+    }
+    return {
+      requires_decontextualization: true,
+      decontextualized_query: `${clean(last)} ${q.replace(/^(and|but|also)\s+/i, '')}`,
+    };
+  }
+  return { requires_decontextualization: false, decontextualized_query: query };
+}
+
+/** Words naming a kind of thing, and the schema.org types they mean. */
+const DOMAIN_WORDS: Record<string, string[]> = {
+  movie: ['Movie'],
+  film: ['Movie'],
+  cinema: ['Movie'],
+  actor: ['Movie'],
+  actress: ['Movie'],
+  director: ['Movie'],
+  car: ['Car', 'Vehicle'],
+  vehicle: ['Car', 'Vehicle'],
+  automobile: ['Car'],
+  sedan: ['Car'],
+  truck: ['Car'],
+  suv: ['Car'],
+  mpg: ['Car'],
+  horsepower: ['Car'],
+  engine: ['Car'],
+  recipe: ['Recipe'],
+  dish: ['Recipe'],
+  bake: ['Recipe'],
+  cook: ['Recipe'],
+  ingredient: ['Recipe'],
+  restaurant: ['Restaurant'],
+  hotel: ['Hotel'],
+  book: ['Book'],
+  novel: ['Book'],
+  podcast: ['PodcastSeries'],
+  weather: ['Weather'],
+  forecast: ['Weather'],
+  stock: ['Stock'],
+  flight: ['Flight'],
+  song: ['MusicRecording'],
+};
+
+function relevance(query: string, site: string, siteTypes: readonly string[]) {
+  if (site === 'all' || siteTypes.length === 0) {
+    return { site_is_irrelevant_to_query: false, explanation_for_irrelevance: '' };
+  }
+  const asked = new Set<string>();
+  for (const t of tokenize(query)) {
+    const forms = [t, t.replace(/s$/, ''), t.replace(/ies$/, 'y')];
+    const hit = forms.find((f) => Object.hasOwn(DOMAIN_WORDS, f));
+    for (const type of hit ? DOMAIN_WORDS[hit]! : []) asked.add(type);
+  }
+  if (asked.size === 0 || [...asked].some((t) => siteTypes.includes(t))) {
+    return { site_is_irrelevant_to_query: false, explanation_for_irrelevance: '' };
+  }
+  return {
+    site_is_irrelevant_to_query: true,
+    explanation_for_irrelevance: `The site ${site} has ${siteTypes.join(', ')} items; the question is about ${[...asked].join(', ')}.`,
+  };
+}
+
+const GENERIC = new Set([
+  'movie',
+  'movies',
+  'film',
+  'films',
+  'car',
+  'cars',
+  'recipe',
+  'recipes',
+  'watch',
+  'buy',
+  'eat',
+  'cook',
+  'drive',
+  'see',
+  'read',
+  'try',
+  'tonight',
+  'today',
+  'great',
+  'nice',
+  'cool',
+  'interesting',
+  'item',
+  'items',
+  'thing',
+  'things',
+  'help',
+  'hi',
+  'hello',
+  'get',
+  'go',
+  'some',
+  'me',
+  'i',
+  'should',
+  'could',
+  'can',
+  'what',
+  'which',
+]);
+function requiredInfo(query: string, itemType: string) {
+  const content = tokenize(query).filter((t) => !STOPWORDS.has(t) && !GENERIC.has(t));
+  if (content.length > 0) return { required_info_found: true, user_question: '' };
+  const kind = itemType === 'Thing' ? 'item' : itemType.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+  return {
+    required_info_found: false,
+    user_question: `What kind of ${kind} are you looking for? Tell me something that matters to you: a genre, a period, a person, a feature.`,
+  };
+}
+
+function matchItem(name: string, item: ItemShown) {
+  const a = tokenize(name).filter((t) => !GLUE.has(t));
+  const b = tokenize(item.name).filter((t) => !GLUE.has(t));
+  if (a.length === 0 || b.length === 0) return { score: 0, explanation: 'no name to match' };
+  if (a.join(' ') === b.join(' ')) return { score: 96, explanation: `"${item.name}" is the item named` };
+  const inter = a.filter((t) => b.includes(t)).length;
+  if (inter === a.length) {
+    return {
+      score: 70 + Math.round((20 * a.length) / b.length),
+      explanation: `"${item.name}" contains every word of "${name}"`,
+    };
+  }
+  const jaccard = inter / new Set([...a, ...b]).size;
+  return {
+    score: Math.round(60 * jaccard),
+    explanation: `"${item.name}" shares ${inter} of ${a.length} words with "${name}"`,
+  };
+}
+
+const FACT_LABELS: Record<string, { label: string; unit: string; better: 'higher' | 'lower' }> = {
+  rating: { label: 'rating', unit: '/10', better: 'higher' },
+  mpg: { label: 'fuel efficiency', unit: ' mpg', better: 'higher' },
+  horsepower: { label: 'power', unit: ' hp', better: 'higher' },
+  year: { label: 'year', unit: '', better: 'higher' },
+};
+
+function compareItems(item1: ItemShown, item2: ItemShown, detailsRequested: string) {
+  const f1 = itemFacts(item1.schema_object) as Record<string, number | undefined>;
+  const f2 = itemFacts(item2.schema_object) as Record<string, number | undefined>;
+  const parts: string[] = [`${item1.name}: ${summarize(item1)}. ${item2.name}: ${summarize(item2)}.`];
+  const wins: Record<string, string[]> = { [item1.name]: [], [item2.name]: [] };
+  for (const [key, meta] of Object.entries(FACT_LABELS)) {
+    const a = f1[key];
+    const b = f2[key];
+    if (a === undefined || b === undefined) continue;
+    const fmt = (n: number): string => `${Number.isInteger(n) ? n : n.toFixed(1)}${meta.unit}`;
+    if (key === 'year') {
+      parts.push(`${item1.name} is from ${a}, ${item2.name} from ${b}.`);
+      continue;
+    }
+    parts.push(`On ${meta.label}, ${item1.name} has ${fmt(a)} and ${item2.name} ${fmt(b)}.`);
+    if (a !== b) wins[a > b === (meta.better === 'higher') ? item1.name : item2.name]!.push(meta.label);
+  }
+  const [n1, n2] = [wins[item1.name]!.length, wins[item2.name]!.length];
+  const verdict =
+    n1 === n2
+      ? `Neither clearly beats the other${detailsRequested && detailsRequested !== 'everything' ? ` on ${detailsRequested}` : ''}; it depends on what you want from a ${item1['@type'].toLowerCase()}.`
+      : `${n1 > n2 ? item1.name : item2.name} comes out ahead on ${(n1 > n2 ? wins[item1.name]! : wins[item2.name]!).join(' and ')}.`;
+  return { comparison: `${parts.join(' ')} ${verdict}`, verdict };
+}
+
+function ensemble(task: Extract<RoutingTask, { kind: 'ensemble' }>) {
+  const items = task.groups.flatMap((g) => {
+    const top = g.items[0];
+    if (!top) return [];
+    return [
+      {
+        category: g.query,
+        name: top.name,
+        url: top.url,
+        description: summarize(top),
+        why: `the best match for "${g.query}"`,
+      },
+    ];
+  });
+  const theme =
+    items.length > 0
+      ? `${task.ensemble_type.replace(/_/g, ' ')}: ${items.map((i) => i.name).join(' + ')}`
+      : `nothing found for ${task.query}`;
+  const tips =
+    task.ensemble_type === 'movie_night'
+      ? ['Start with the lighter film and end with the more intense one.']
+      : task.ensemble_type === 'meal_planning'
+        ? ['Prepare what keeps well first, and the dish served hot last.']
+        : [`Each pick is the top match for its part of "${task.query}".`];
+  return { theme, items, overall_tips: tips };
+}
+
+/** Common substitutions, by the ingredient replaced (and the dietary needs each one serves). */
+const SUBSTITUTES: { match: RegExp; substitute: string; ratio: string; notes: string; serves: string[] }[] = [
+  {
+    match: /\bbutter\b/,
+    substitute: 'olive oil or vegan butter',
+    ratio: '3/4 cup oil per 1 cup butter',
+    notes: 'oil makes baked goods denser',
+    serves: ['vegan', 'dairy-free'],
+  },
+  {
+    match: /\bmilk\b/,
+    substitute: 'oat or soy milk',
+    ratio: '1:1',
+    notes: 'unsweetened keeps savoury dishes right',
+    serves: ['vegan', 'dairy-free'],
+  },
+  {
+    match: /\b(cream|heavy cream)\b/,
+    substitute: 'coconut cream',
+    ratio: '1:1',
+    notes: 'adds a light coconut taste',
+    serves: ['vegan', 'dairy-free'],
+  },
+  {
+    match: /\b(cheese|parmesan|cheddar|mozzarella)\b/,
+    substitute: 'nutritional yeast or vegan cheese',
+    ratio: '1/4 cup yeast per 1/2 cup grated cheese',
+    notes: 'for flavour rather than melt',
+    serves: ['vegan', 'dairy-free'],
+  },
+  {
+    match: /\beggs?\b/,
+    substitute: 'flax egg (1 tbsp ground flax + 3 tbsp water)',
+    ratio: '1 flax egg per egg',
+    notes: 'let it rest 5 minutes to thicken',
+    serves: ['vegan', 'egg-free'],
+  },
+  {
+    match: /\b(flour|all-purpose flour|wheat flour)\b/,
+    substitute: 'gluten-free flour blend',
+    ratio: '1:1',
+    notes: 'add 1/4 tsp xanthan gum per cup if the blend has none',
+    serves: ['gluten-free'],
+  },
+  {
+    match: /\b(sugar)\b/,
+    substitute: 'maple syrup',
+    ratio: '3/4 cup per 1 cup sugar, less 3 tbsp liquid',
+    notes: 'browns faster',
+    serves: [],
+  },
+  {
+    match: /\b(beef|chicken|pork|bacon|sausage)\b/,
+    substitute: 'mushrooms or firm tofu',
+    ratio: '1:1 by weight',
+    notes: 'season generously',
+    serves: ['vegan', 'vegetarian'],
+  },
+  { match: /\b(honey)\b/, substitute: 'maple syrup', ratio: '1:1', notes: '', serves: ['vegan'] },
+  {
+    match: /\b(nuts?|almonds?|walnuts?|pecans?)\b/,
+    substitute: 'toasted seeds (sunflower, pumpkin)',
+    ratio: '1:1',
+    notes: '',
+    serves: ['nut-free'],
+  },
+];
+
+function substitutions(task: Extract<RoutingTask, { kind: 'substitutions' }>) {
+  const ingredients = ((): string[] => {
+    const v = task.recipe.schema_object.recipeIngredient;
+    return Array.isArray(v) ? v.map(String) : typeof v === 'string' ? [v] : [];
+  })();
+  const need = task.dietary_need.toLowerCase().replace(/\s+/g, '-');
+  const wanted = task.unavailable_ingredient.toLowerCase();
+  const out: { original_ingredient: string; substitute: string; ratio: string; notes: string }[] = [];
+  for (const s of SUBSTITUTES) {
+    const fromRecipe = ingredients.find((i) => s.match.test(i.toLowerCase()));
+    const byName = wanted !== '' && s.match.test(wanted);
+    const byNeed = need !== '' && s.serves.includes(need) && fromRecipe !== undefined;
+    if (byName || byNeed) {
+      out.push({
+        original_ingredient: fromRecipe ?? wanted,
+        substitute: s.substitute,
+        ratio: s.ratio,
+        notes: s.notes,
+      });
+    }
+  }
+  return {
+    substitutions: out,
+    general_tips: out.length ? ['Change one ingredient at a time and taste as you go.'] : [],
+    already_meets_requirements: out.length === 0 && wanted === '',
+  };
+}

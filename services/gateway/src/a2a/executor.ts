@@ -1,0 +1,415 @@
+/**
+ * The A2A agent: each task runs one skill over the bus. `ask` streams the router's messages as
+ * artifact updates (results as JSON data parts, the summary and a final text answer), progress
+ * as WORKING status updates, and parks the task in INPUT_REQUIRED when the router asks the user
+ * something; the next message in the task is the answer, run as the next turn. Cancelling a task
+ * cancels its query in every service (bus.cancel).
+ */
+import { randomUUID } from 'node:crypto';
+import { AgentEvent } from '@a2a-js/sdk/server';
+import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
+import { Role, TaskState } from '@a2a-js/sdk';
+import type { Artifact, Message as A2AMessage, Part, Task } from '@a2a-js/sdk';
+import { newTraceparent, parseTraceparent } from '@askbus/bus';
+import type { Bus } from '@askbus/bus';
+import { AskRequest, contracts } from '@askbus/contracts';
+import type { Message, ResultItem } from '@askbus/contracts';
+import { failureOf } from '../errors';
+import { AskArgs, WhoArgs, issueText, renderAsk, renderSites, renderWho } from '../mcp/tools';
+import type { AskOutput, WhoOutput } from '../mcp/tools';
+
+export const SKILLS = ['ask', 'list_sites', 'who'] as const;
+export type SkillId = (typeof SKILLS)[number];
+
+export interface ExecutorDeps {
+  bus: Bus;
+  /** Time limit of one skill run on the bus (ms). */
+  callTimeoutMs: number;
+  /** Called with each query id a task starts, and when it ends (tests, metrics). */
+  onQuery?: (queryId: string, state: 'start' | 'end', taskId: string) => void;
+}
+
+const ROUTER = 'the askbus router';
+const RETRIEVER = 'the askbus retriever';
+
+const now = (): string => new Date().toISOString();
+const textPart = (text: string, mediaType = 'text/plain'): Part => ({
+  content: { $case: 'text', value: text },
+  metadata: undefined,
+  filename: '',
+  mediaType,
+});
+const dataPart = (data: unknown): Part => ({
+  content: { $case: 'data', value: data },
+  metadata: undefined,
+  filename: '',
+  mediaType: 'application/json',
+});
+
+function agentMessage(taskId: string, contextId: string, text: string): A2AMessage {
+  return {
+    messageId: randomUUID(),
+    contextId,
+    taskId,
+    role: Role.ROLE_AGENT,
+    parts: [textPart(text)],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+/** The text and the options (data parts, metadata) of a user message. */
+export function readMessage(m: A2AMessage): { text: string; options: Record<string, unknown> } {
+  const texts: string[] = [];
+  const options: Record<string, unknown> = {};
+  for (const p of m.parts) {
+    if (p.content?.$case === 'text') texts.push(p.content.value);
+    else if (p.content?.$case === 'data' && p.content.value && typeof p.content.value === 'object') {
+      Object.assign(options, p.content.value as Record<string, unknown>);
+    }
+  }
+  const skill = (m.metadata as Record<string, unknown> | undefined)?.skill;
+  if (typeof skill === 'string' && options.skill === undefined) options.skill = skill;
+  return { text: texts.join('\n').trim(), options };
+}
+
+/** `site` as a list of names: comma lists split, blanks dropped, `all` when none. */
+function siteNames(site: unknown): string[] {
+  const list = Array.isArray(site) ? site : [site ?? ''];
+  const parts = list.flatMap((s) => (typeof s === 'string' ? s.split(',') : []));
+  const names = [...new Set(parts.map((s) => s.trim().replace(/ /g, '_')).filter(Boolean))];
+  if (names.length === 0 || names.some((n) => n.toLowerCase() === 'all')) return ['all'];
+  return names;
+}
+
+/** Queries the user sent earlier in this task (oldest first), for `prev`. */
+function earlierQueries(task: Task | undefined, current: string): string[] {
+  if (!task) return [];
+  const out = task.history
+    .filter((m) => m.role === Role.ROLE_USER)
+    .map((m) => readMessage(m).text)
+    .filter(Boolean);
+  if (out[out.length - 1] === current) out.pop();
+  return out.slice(-50);
+}
+
+interface Running {
+  controller: AbortController;
+  queryIds: Set<string>;
+  cancelled: boolean;
+}
+
+/** Remembers the context of recent tasks, so that a cancel event carries it. */
+const CONTEXTS_KEPT = 10_000;
+
+export class AskExecutor implements AgentExecutor {
+  private readonly running = new Map<string, Running>();
+  private readonly contexts = new Map<string, string>();
+  private stopping = false;
+
+  constructor(private readonly deps: ExecutorDeps) {}
+
+  /** Stops every running task (gateway shutdown); their queries are cancelled. */
+  stopAll(): void {
+    this.stopping = true;
+    for (const r of this.running.values()) {
+      r.controller.abort();
+      for (const q of r.queryIds) this.deps.bus.cancel(q);
+    }
+  }
+
+  async cancelTask(taskId: string, eventBus: ExecutionEventBus): Promise<void> {
+    const r = this.running.get(taskId);
+    if (r) {
+      r.cancelled = true;
+      r.controller.abort();
+      for (const q of r.queryIds) this.deps.bus.cancel(q);
+    }
+    eventBus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId: this.contexts.get(taskId) ?? '',
+        status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: now() },
+        metadata: undefined,
+      }),
+    );
+  }
+
+  async execute(ctx: RequestContext, eventBus: ExecutionEventBus): Promise<void> {
+    const { taskId, contextId } = ctx;
+    this.contexts.delete(taskId);
+    this.contexts.set(taskId, contextId);
+    if (this.contexts.size > CONTEXTS_KEPT) {
+      const oldest = this.contexts.keys().next().value;
+      if (oldest !== undefined) this.contexts.delete(oldest);
+    }
+    const user = ctx.userMessage;
+    const { text, options } = readMessage(user);
+    const parked = ctx.task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED;
+    const skill = (parked ? 'ask' : (options.skill ?? 'ask')) as string;
+
+    const task: Task = ctx.task ?? {
+      id: taskId,
+      contextId,
+      status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now() },
+      artifacts: [],
+      history: [user],
+      metadata: { skill },
+    };
+    eventBus.publish(AgentEvent.task(task));
+
+    const status = (state: TaskState, message?: string, metadata?: Record<string, unknown>): void =>
+      eventBus.publish(
+        AgentEvent.statusUpdate({
+          taskId,
+          contextId,
+          status: {
+            state,
+            message: message === undefined ? undefined : agentMessage(taskId, contextId, message),
+            timestamp: now(),
+          },
+          metadata,
+        }),
+      );
+    const artifact = (
+      a: Omit<Artifact, 'metadata' | 'extensions' | 'description'>,
+      append = false,
+      last = false,
+    ): void =>
+      eventBus.publish(
+        AgentEvent.artifactUpdate({
+          taskId,
+          contextId,
+          artifact: { description: '', metadata: undefined, extensions: [], ...a },
+          append,
+          lastChunk: last,
+          metadata: undefined,
+        }),
+      );
+
+    if (!(SKILLS as readonly string[]).includes(skill)) {
+      status(TaskState.TASK_STATE_REJECTED, `Unknown skill "${skill}"; this agent has ${SKILLS.join(', ')}.`);
+      return;
+    }
+
+    const run: Running = { controller: new AbortController(), queryIds: new Set(), cancelled: false };
+    this.running.set(taskId, run);
+    const timer = setTimeout(() => run.controller.abort(), this.deps.callTimeoutMs);
+    const traceparent = traceOf(ctx);
+    try {
+      status(TaskState.TASK_STATE_WORKING);
+      if (skill === 'list_sites') {
+        const { sites } = await this.deps.bus.request(
+          contracts.sites,
+          {},
+          { signal: run.controller.signal, timeoutMs: this.deps.callTimeoutMs, traceparent },
+        );
+        artifact(
+          {
+            artifactId: 'sites',
+            name: 'sites',
+            parts: [dataPart({ sites }), textPart(renderSites({ sites }))],
+          },
+          false,
+          true,
+        );
+        status(TaskState.TASK_STATE_COMPLETED, `${sites.length} sites`);
+        return;
+      }
+      if (skill === 'who') {
+        const args = WhoArgs.safeParse({ ...options, query: text });
+        if (!args.success) {
+          status(TaskState.TASK_STATE_REJECTED, `Invalid request for who: ${issueText(args.error)}`);
+          return;
+        }
+        const out = await this.who(args.data, run.controller.signal, traceparent);
+        artifact(
+          { artifactId: 'sites', name: 'sites', parts: [dataPart(out), textPart(renderWho(out))] },
+          false,
+          true,
+        );
+        status(TaskState.TASK_STATE_COMPLETED, `${out.sites.length} sites can answer`);
+        return;
+      }
+      const args = AskArgs.safeParse({ ...options, query: text });
+      if (!args.success) {
+        status(TaskState.TASK_STATE_REJECTED, `Invalid request for ask: ${issueText(args.error)}`);
+        return;
+      }
+      const request = AskRequest.safeParse({
+        queryId: randomUUID().replaceAll('-', ''),
+        query: args.data.query,
+        site: siteNames(args.data.site),
+        prev: [...(args.data.prev ?? []), ...earlierQueries(ctx.task, args.data.query)].slice(-50),
+        mode: args.data.mode ?? args.data.generate_mode ?? 'list',
+        maxResults: args.data.max_results ?? 10,
+        conversationId: contextId.slice(0, 200),
+      });
+      if (!request.success) {
+        status(TaskState.TASK_STATE_REJECTED, `Invalid request for ask: ${issueText(request.error)}`);
+        return;
+      }
+      await this.ask(request.data, run, traceparent, status, artifact);
+    } catch (err) {
+      if (run.cancelled) return;
+      const reason = this.stopping
+        ? 'the gateway shut down while it ran; send the message again'
+        : run.controller.signal.aborted
+          ? `did not finish within ${Number((this.deps.callTimeoutMs / 1000).toFixed(1))} s and was stopped`
+          : failureOf(err, skill === 'ask' ? ROUTER : RETRIEVER).error;
+      status(TaskState.TASK_STATE_FAILED, `The ${skill} request failed: ${reason}`);
+    } finally {
+      clearTimeout(timer);
+      this.running.delete(taskId);
+    }
+  }
+
+  private async who(args: WhoArgs, signal: AbortSignal, traceparent: string): Promise<WhoOutput> {
+    const opts = { signal, timeoutMs: this.deps.callTimeoutMs, traceparent };
+    const { sites } = await this.deps.bus.request(contracts.sites, {}, opts);
+    const ranked = await Promise.all(
+      sites.map(async (s) => {
+        const { items } = await this.deps.bus.request(
+          contracts.search,
+          { query: args.query, site: [s.name], numResults: 20 },
+          opts,
+        );
+        return {
+          name: s.name,
+          hits: items.length,
+          top_score: items.reduce((m, i) => Math.max(m, i.retrievalScore), 0),
+          item_count: s.itemCount,
+          types: s.types,
+        };
+      }),
+    );
+    return {
+      query: args.query,
+      sites: ranked
+        .filter((s) => s.hits > 0)
+        .sort((a, b) => b.hits - a.hits || b.top_score - a.top_score || a.name.localeCompare(b.name))
+        .slice(0, args.max_sites ?? 10),
+    };
+  }
+
+  private async ask(
+    request: AskRequest,
+    run: Running,
+    traceparent: string,
+    status: (state: TaskState, message?: string, metadata?: Record<string, unknown>) => void,
+    artifact: (
+      a: Omit<Artifact, 'metadata' | 'extensions' | 'description'>,
+      append?: boolean,
+      last?: boolean,
+    ) => void,
+  ): Promise<void> {
+    const out: AskOutput = {
+      query_id: request.queryId,
+      query: request.query,
+      site: request.site,
+      mode: request.mode,
+      results: [],
+      notes: [],
+      errors: [],
+    };
+    const seen = new Set<string>();
+    let resultChunks = 0;
+    const addResults = (items: ResultItem[]): void => {
+      const fresh = items.filter((i) => !seen.has(i.url) && seen.size < request.maxResults);
+      if (fresh.length === 0) return;
+      for (const i of fresh) {
+        seen.add(i.url);
+        out.results.push(i);
+      }
+      artifact(
+        { artifactId: 'results', name: 'results', parts: fresh.map((i) => dataPart(i)) },
+        resultChunks++ > 0,
+      );
+    };
+    const onMessage = (m: Message): void => {
+      switch (m.message_type) {
+        case 'result':
+          if (typeof m.content === 'string') {
+            out.summary = m.content;
+            artifact(
+              { artifactId: 'summary', name: 'summary', parts: [textPart(m.content, 'text/markdown')] },
+              false,
+              true,
+            );
+          } else addResults(m.content);
+          return;
+        case 'nlws':
+          out.answer = m.answer;
+          artifact(
+            {
+              artifactId: 'generated',
+              name: 'generated answer',
+              parts: [textPart(m.answer, 'text/markdown')],
+            },
+            false,
+            true,
+          );
+          addResults(m.items);
+          return;
+        case 'ask_user':
+          out.ask_user = m.content;
+          return;
+        case 'intermediate_message':
+        case 'status':
+        case 'no_results':
+        case 'site_is_irrelevant_to_query':
+          out.notes.push(m.content);
+          status(TaskState.TASK_STATE_WORKING, m.content, { queryId: request.queryId });
+          return;
+        case 'error':
+          out.errors.push(m.error);
+          return;
+        default:
+          return;
+      }
+    };
+    run.queryIds.add(request.queryId);
+    this.deps.onQuery?.(request.queryId, 'start', '');
+    status(TaskState.TASK_STATE_WORKING, undefined, { queryId: request.queryId });
+    try {
+      const stream = this.deps.bus.stream(contracts.ask, request, {
+        queryId: request.queryId,
+        signal: run.controller.signal,
+        timeoutMs: this.deps.callTimeoutMs,
+        traceparent,
+      });
+      for await (const m of stream) onMessage(m);
+      // A stream that ended because it was stopped is no answer.
+      if (run.controller.signal.aborted) throw new Error('stopped');
+    } catch (err) {
+      // Stop the query in every service, whatever stopped it here.
+      this.deps.bus.cancel(request.queryId);
+      throw err;
+    } finally {
+      this.deps.onQuery?.(request.queryId, 'end', '');
+    }
+    if (out.ask_user && out.results.length === 0) {
+      status(TaskState.TASK_STATE_INPUT_REQUIRED, out.ask_user, { queryId: request.queryId });
+      return;
+    }
+    artifact(
+      { artifactId: 'answer', name: 'answer', parts: [textPart(renderAsk(out), 'text/markdown')] },
+      false,
+      true,
+    );
+    status(
+      TaskState.TASK_STATE_COMPLETED,
+      `${out.results.length} result${out.results.length === 1 ? '' : 's'} for "${out.query}"`,
+      { queryId: request.queryId },
+    );
+  }
+}
+
+function traceOf(ctx: RequestContext): string {
+  const headers = ctx.context.state.get('headers') as
+    Record<string, string | string[] | undefined> | undefined;
+  const h = headers?.traceparent;
+  const value = Array.isArray(h) ? h[0] : h;
+  return value && parseTraceparent(value) ? value.trim() : newTraceparent();
+}

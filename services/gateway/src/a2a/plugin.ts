@@ -1,0 +1,420 @@
+/**
+ * A2A v1.0 in the gateway, on @a2a-js/sdk: the SDK's DefaultRequestHandler does the protocol;
+ * its Express handlers (JSON-RPC, HTTP+JSON, the v0.3 compatibility layer, the v0.3 card) run
+ * on the raw Node request and response after reply.hijack(). Fastify keeps what it is good at:
+ * routing, the 10 MB body limit, CORS, auth, the v1.0 agent card with cache headers.
+ *
+ *   GET  /.well-known/agent-card.json   the card (v0.3 shape for callers without A2A-Version: 1.0)
+ *   POST /a2a                           JSON-RPC (v1.0 names; v0.3 names without A2A-Version)
+ *   *    /a2a/rest/...                  HTTP+JSON (/message:send, /tasks/{id}, …, /extendedAgentCard)
+ *
+ * Tasks and push configs live in NATS JetStream KV, so a restart loses none.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AgentCard } from '@a2a-js/sdk';
+import {
+  DefaultRequestHandler,
+  InMemoryPushNotificationStore,
+  InMemoryTaskStore,
+  UnauthenticatedUser,
+} from '@a2a-js/sdk/server';
+import type { PushNotificationStore, TaskStore, User } from '@a2a-js/sdk/server';
+import { agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
+import { RequestMalformedError, toRestErrorBody } from '@a2a-js/sdk/errors';
+import type { Bus } from '@askbus/bus';
+import { CARD_PATH, JSONRPC_PATH, REST_PATH, buildCard } from './card';
+import type { CardOptions } from './card';
+import { AskExecutor } from './executor';
+import type { ExecutorDeps } from './executor';
+import { GuardedPushSender, webhookValidator } from './push';
+import type { PushOptions } from './push';
+import { KvPushStore, KvTaskStore, PUSH_BUCKET, TASKS_BUCKET, openBucket, validating } from './store';
+
+export interface A2aOptions {
+  /** Serve A2A (default true). */
+  enabled?: boolean;
+  /** Bearer token A2A callers must send (else env ASKBUS_A2A_TOKEN; none: open). The card stays public. */
+  authToken?: string | undefined;
+  /** Base URL the card advertises (else the request's protocol and Host). */
+  publicUrl?: string;
+  /** Serve v0.3 clients through the SDK's compatibility layer (default true). */
+  legacy?: boolean;
+  /** Time limit of one task's run on the bus (ms), default 60 s. */
+  callTimeoutMs?: number;
+  /** Largest request body (bytes), default 10 MB. */
+  maxBodyBytes?: number;
+  /** Interval of `: keepalive` comments on A2A SSE streams (ms), default 15 s. */
+  keepAliveMs?: number;
+  /** KV buckets of tasks and push configs. */
+  tasksBucket?: string;
+  pushBucket?: string;
+  /** How long tasks are kept (ms), default 7 days. */
+  taskTtlMs?: number;
+  /** Push notifications (on by default); `allowPrivate` lets webhooks reach private addresses. */
+  push?: PushOptions & { enabled?: boolean };
+  /** Fail to start when NATS has no JetStream KV (default false: warn and keep tasks in memory). */
+  requireDurableStore?: boolean;
+  /** Cache-Control max-age of the card (s), default 300. */
+  cardMaxAgeSeconds?: number;
+}
+
+export interface A2aPluginOptions extends A2aOptions {
+  bus: Bus;
+  version: string;
+  onQuery?: ExecutorDeps['onQuery'];
+  /** Receives the plugin's internals once built (tests). */
+  onReady?: (internals: A2aInternals) => void;
+}
+
+export interface A2aInternals {
+  handler: DefaultRequestHandler;
+  executor: AskExecutor;
+  sender: GuardedPushSender;
+  taskStore: TaskStore;
+}
+
+/** The subset of Express this file uses (express is the SDK's peer; it ships no types here). */
+type ExpressApp = ((req: IncomingMessage, res: ServerResponse) => void) & {
+  disable(setting: string): void;
+  use(...args: unknown[]): void;
+};
+const express = createRequire(import.meta.url)('express') as () => ExpressApp;
+
+const JSON_TYPE = 'application/json';
+const A2A_TYPE = 'application/a2a+json';
+const TEN_MB = 10 * 1024 * 1024;
+
+class TokenUser implements User {
+  get isAuthenticated(): boolean {
+    return true;
+  }
+  get userName(): string {
+    return 'token';
+  }
+}
+
+const header = (req: IncomingMessage, name: string): string | undefined => {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+const mediaType = (req: IncomingMessage): string =>
+  (header(req, 'content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase();
+
+function rpcError(code: number, message: string): string {
+  return JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } });
+}
+
+function restError(status: number, reason: string, message: string): string {
+  const name =
+    status === 401
+      ? 'UNAUTHENTICATED'
+      : status === 404
+        ? 'NOT_FOUND'
+        : status === 413
+          ? 'INVALID_ARGUMENT'
+          : 'INVALID_ARGUMENT';
+  return JSON.stringify({
+    error: {
+      code: status,
+      status: name,
+      message,
+      details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason, domain: 'askbus' }],
+    },
+  });
+}
+
+const SEND_METHODS = new Set(['SendMessage', 'SendStreamingMessage', 'message/send', 'message/stream']);
+
+/** The message of a send request (either binding), if the body is one. */
+function messageOf(kind: 'jsonrpc' | 'rest', url: string, body: unknown): { parts?: unknown } | undefined {
+  if (!body || typeof body !== 'object') return undefined;
+  const b = body as { method?: unknown; params?: { message?: unknown }; message?: unknown };
+  const m =
+    kind === 'jsonrpc'
+      ? typeof b.method === 'string' && SEND_METHODS.has(b.method)
+        ? b.params?.message
+        : undefined
+      : /\/message:(send|stream)(\?|$)/.test(url)
+        ? b.message
+        : undefined;
+  return m && typeof m === 'object' ? (m as { parts?: unknown }) : undefined;
+}
+
+export async function a2aPlugin(app: FastifyInstance, opts: A2aPluginOptions): Promise<void> {
+  if (opts.enabled === false) return;
+  const token = opts.authToken ?? process.env.ASKBUS_A2A_TOKEN ?? '';
+  const legacy = opts.legacy ?? true;
+  const pushEnabled = opts.push?.enabled ?? true;
+  const maxBody = opts.maxBodyBytes ?? TEN_MB;
+  const keepAliveMs = opts.keepAliveMs ?? 15_000;
+  const maxAge = opts.cardMaxAgeSeconds ?? 300;
+  const cardOpts: CardOptions = {
+    version: opts.version,
+    auth: token !== '',
+    legacy,
+    pushNotifications: pushEnabled,
+  };
+  const startedAt = new Date();
+
+  const ttl = opts.taskTtlMs ?? 7 * 24 * 3_600_000;
+  const validate = webhookValidator(opts.push?.allowPrivate ?? false);
+  let taskStore: TaskStore;
+  let pushStore: PushNotificationStore;
+  try {
+    const [tasksKv, pushKv] = await Promise.all([
+      openBucket(opts.bus.nc, opts.tasksBucket ?? TASKS_BUCKET, ttl),
+      openBucket(opts.bus.nc, opts.pushBucket ?? PUSH_BUCKET, ttl),
+    ]);
+    taskStore = new KvTaskStore(tasksKv);
+    pushStore = new KvPushStore(pushKv, validate);
+  } catch (err) {
+    // NATS without JetStream: A2A still works, but tasks die with the process.
+    if (opts.requireDurableStore) throw err;
+    app.log.warn({ err }, 'A2A: no JetStream KV on this NATS; tasks are kept in memory and lost on restart');
+    taskStore = new InMemoryTaskStore();
+    pushStore = validating(new InMemoryPushNotificationStore(), validate);
+  }
+  const sender = new GuardedPushSender(pushStore, opts.push);
+  const executor = new AskExecutor({
+    bus: opts.bus,
+    callTimeoutMs: opts.callTimeoutMs ?? 60_000,
+    ...(opts.onQuery ? { onQuery: opts.onQuery } : {}),
+  });
+
+  // The base URL of the request being served, for the cards' interface URLs.
+  const baseUrl = new AsyncLocalStorage<string>();
+  const baseOf = (req: FastifyRequest): string => {
+    if (opts.publicUrl) return opts.publicUrl.replace(/\/+$/, '');
+    // Fastify's protocol and host honour X-Forwarded-* only when trustProxy is set.
+    return `${req.protocol}://${req.host}`;
+  };
+  const currentBase = (): string => baseUrl.getStore() ?? opts.publicUrl ?? 'http://localhost';
+
+  const handler = new DefaultRequestHandler(
+    buildCard(opts.publicUrl ?? 'http://localhost', cardOpts),
+    taskStore,
+    executor,
+    undefined,
+    pushEnabled ? pushStore : undefined,
+    pushEnabled ? sender : undefined,
+    cardOpts.auth ? async () => buildCard(currentBase(), cardOpts, true) : undefined,
+    undefined,
+    // Parts in a media type the card does not list are refused (ContentTypeNotSupportedError).
+    { validateInputModes: true },
+  );
+  opts.onReady?.({ handler, executor, sender, taskStore });
+
+  function authorized(req: IncomingMessage): boolean {
+    if (!token) return true;
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(header(req, 'authorization') ?? '');
+    if (!m?.[1]) return false;
+    const given = Buffer.from(m[1]);
+    const want = Buffer.from(token);
+    return given.length === want.length && timingSafeEqual(given, want);
+  }
+  const userBuilder = async (req: IncomingMessage): Promise<User> =>
+    token && authorized(req) ? new TokenUser() : new UnauthenticatedUser();
+  const legacyCompat = { enabled: legacy };
+
+  const ex = express();
+  ex.disable('x-powered-by');
+  ex.use(REST_PATH, restHandler({ requestHandler: handler, userBuilder, legacyCompat }));
+  ex.use(JSONRPC_PATH, jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat }));
+  ex.use(
+    CARD_PATH,
+    agentCardHandler({
+      agentCardProvider: async () => buildCard(currentBase(), cardOpts),
+      cache: { maxAge },
+      legacyCompat,
+    }),
+  );
+  ex.use((req: IncomingMessage, res: ServerResponse) => {
+    const rest = (req.url ?? '').startsWith(REST_PATH);
+    res.writeHead(404, { 'content-type': rest ? A2A_TYPE : JSON_TYPE });
+    res.end(
+      rest
+        ? restError(404, 'NOT_FOUND', `no A2A route for ${req.method} ${req.url}`)
+        : rpcError(-32601, 'Method not found'),
+    );
+  });
+  ex.use((err: Error, req: IncomingMessage, res: ServerResponse, _next: unknown) => {
+    app.log.error({ err }, 'A2A request failed');
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    res.writeHead(500, { 'content-type': JSON_TYPE });
+    res.end(rpcError(-32603, 'Internal error in the gateway'));
+  });
+
+  const open = new Set<ServerResponse>();
+  let closing = false;
+
+  /** Hands the request to the SDK's Express handlers on the raw request and response. */
+  async function handOver(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const raw = reply.raw;
+    reply.hijack();
+    for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) raw.setHeader(k, v);
+    open.add(raw);
+    const keepalive = setInterval(() => {
+      const type = String(raw.getHeader('content-type') ?? '');
+      if (raw.headersSent && type.startsWith('text/event-stream') && !raw.writableEnded)
+        raw.write(': keepalive\n\n');
+    }, keepAliveMs);
+    try {
+      await new Promise<void>((resolve) => {
+        raw.once('close', resolve);
+        raw.once('finish', resolve);
+        baseUrl.run(baseOf(req), () => ex(req.raw, raw));
+      });
+    } finally {
+      clearInterval(keepalive);
+      open.delete(raw);
+    }
+  }
+
+  /**
+   * Everything before the SDK: the A2A-Version query parameter (§3.6.1), auth, and the body
+   * (already read by fastify within the limit) parsed for the SDK's body parser to skip.
+   */
+  function prepare(req: FastifyRequest, reply: FastifyReply, kind: 'jsonrpc' | 'rest'): boolean {
+    const rawReq = req.raw as IncomingMessage & { body?: unknown };
+    if (closing) {
+      void reply
+        .code(503)
+        .type(kind === 'rest' ? A2A_TYPE : JSON_TYPE)
+        .send(
+          kind === 'rest'
+            ? restError(503, 'UNAVAILABLE', 'the gateway is shutting down')
+            : rpcError(-32603, 'The gateway is shutting down'),
+        );
+      return false;
+    }
+    const q = (req.query as Record<string, unknown> | undefined)?.['A2A-Version'];
+    if (rawReq.headers['a2a-version'] === undefined && typeof q === 'string')
+      rawReq.headers['a2a-version'] = q;
+    if (!authorized(rawReq)) {
+      void reply
+        .code(401)
+        .header('www-authenticate', 'Bearer realm="askbus-a2a"')
+        .type(kind === 'rest' ? A2A_TYPE : JSON_TYPE)
+        .send(
+          kind === 'rest'
+            ? restError(401, 'UNAUTHENTICATED', 'send Authorization: Bearer <token>')
+            : rpcError(-32600, 'Unauthorized: send Authorization: Bearer <token>'),
+        );
+      return false;
+    }
+    const body = req.body;
+    if (!Buffer.isBuffer(body) || body.length === 0) return true;
+    const type = mediaType(rawReq);
+    const json = type === '' || type === JSON_TYPE || (kind === 'rest' && type === A2A_TYPE);
+    if (!json) return true; // the SDK's content-type guard answers
+    try {
+      rawReq.body = JSON.parse(body.toString('utf8'));
+    } catch (err) {
+      if (kind === 'jsonrpc') {
+        void reply
+          .code(200)
+          .type(JSON_TYPE)
+          .send(rpcError(-32700, `Parse error: ${(err as Error).message}`));
+      } else {
+        void reply
+          .code(400)
+          .type(A2A_TYPE)
+          .send(JSON.stringify(toRestErrorBody(new RequestMalformedError('Invalid JSON payload.'), 400)));
+      }
+      return false;
+    }
+    // Message.parts is REQUIRED with at least one part (§4.1.4); the SDK lets an empty list in.
+    const msg = messageOf(kind, req.url, rawReq.body);
+    if (msg && (!Array.isArray(msg.parts) || msg.parts.length === 0)) {
+      const text = 'message.parts must hold at least one part';
+      if (kind === 'jsonrpc') {
+        const id = (rawReq.body as { id?: unknown }).id ?? null;
+        void reply
+          .code(200)
+          .type(JSON_TYPE)
+          .send(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32602, message: text } }));
+      } else {
+        void reply
+          .code(400)
+          .type(A2A_TYPE)
+          .send(JSON.stringify(toRestErrorBody(new RequestMalformedError(text), 400)));
+      }
+      return false;
+    }
+    return true;
+  }
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxBody }, (_req, body, done) =>
+    done(null, body),
+  );
+
+  app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
+    const status = err.statusCode ?? 500;
+    if (status >= 500) req.log.error({ err }, 'A2A request failed');
+    const rest = req.url.startsWith(REST_PATH);
+    const message =
+      status === 413
+        ? `the request body exceeds ${Math.round(maxBody / 1024 / 1024)} MB`
+        : status < 500
+          ? err.message
+          : 'Internal error in the gateway';
+    return reply
+      .code(status)
+      .type(rest ? A2A_TYPE : JSON_TYPE)
+      .send(
+        rest
+          ? restError(status, status === 413 ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST', message)
+          : rpcError(status < 500 ? -32600 : -32603, message),
+      );
+  });
+
+  app.get(CARD_PATH, async (req, reply) => {
+    const version = header(req.raw, 'a2a-version');
+    if (legacy && (!version || version === '0.3')) {
+      await handOver(req, reply);
+      return reply;
+    }
+    const body = JSON.stringify(AgentCard.toJSON(buildCard(baseOf(req), cardOpts)));
+    const etag = `W/"${createHash('sha256').update(body).digest('hex').slice(0, 16)}"`;
+    reply
+      .header('etag', etag)
+      .header('cache-control', `public, max-age=${maxAge}`)
+      .header('last-modified', startedAt.toUTCString())
+      .header('vary', 'A2A-Version');
+    if (header(req.raw, 'if-none-match') === etag) return reply.code(304).send();
+    return reply.type(JSON_TYPE).send(body);
+  });
+
+  const rpcRoute = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    if (!prepare(req, reply, 'jsonrpc')) return reply;
+    await handOver(req, reply);
+    return reply;
+  };
+  app.post(JSONRPC_PATH, rpcRoute);
+  app.post(`${JSONRPC_PATH}/`, rpcRoute);
+
+  app.route({
+    method: ['GET', 'POST', 'DELETE'],
+    url: `${REST_PATH}/*`,
+    handler: async (req, reply) => {
+      if (!prepare(req, reply, 'rest')) return reply;
+      await handOver(req, reply);
+      return reply;
+    },
+  });
+
+  app.addHook('preClose', async () => {
+    closing = true;
+    executor.stopAll();
+    sender.close();
+    for (const res of open) if (!res.writableEnded) res.end();
+  });
+}

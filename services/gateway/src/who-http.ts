@@ -1,0 +1,209 @@
+/**
+ * REST /who: which loaded sites can answer a query. GET takes NLWeb's 2025 parameters and answers
+ * with its who result items; POST takes the protocol 0.5 WhoRequest and answers with `Agent`
+ * resources. Both rank the sites as MCP's `who` does (who.ts).
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Bus } from '@askbus/bus';
+import { createMessageFactory } from '@askbus/contracts';
+import { parseWho } from './dialect';
+import type { WhoCall } from './dialect';
+import { BadRequestError, failureOf } from './errors';
+import type { Failure } from './errors';
+import { pendingHeaders } from './http';
+import { SSE_HEADERS, sseFrame } from './render';
+import { V05_VERSION, v05ErrorCode, v05Failure, v05Meta } from './v05';
+import type { Content, V05Response } from './v05';
+import { rankSites, whoScores } from './who';
+import type { SiteRank } from './who';
+
+export interface WhoRouteOptions {
+  bus: Bus;
+  /** The traceparent the bus calls of a request join (index.ts). */
+  traceparentOf: (req: FastifyRequest) => string | undefined;
+  /** Time limit of the whole ranking on the bus (ms). */
+  timeoutMs: number;
+}
+
+const RETRIEVER = 'the askbus retriever';
+
+/** A ranked site with the score the answer shows. */
+interface Scored extends SiteRank {
+  score: number;
+}
+
+/** NLWeb 2025 who result item: where to ask the site, and why it was chosen. */
+export interface WhoItem {
+  '@type': string;
+  url: string;
+  name: string;
+  score: number;
+  description: string;
+  query: string;
+  hits: number;
+  top_score: number;
+  item_count: number;
+  types: string[];
+}
+
+const round = (x: number): number => Number(x.toFixed(3));
+
+function describe(s: Scored, query: string): string {
+  const types = s.types.length ? `; types: ${s.types.join(', ')}` : '';
+  return (
+    `${s.name}: ${s.hits} of its ${s.item_count} items match "${query}" ` +
+    `(best retrieval score ${round(s.top_score)})${types}`
+  );
+}
+
+function whoText(call: WhoCall, sites: readonly Scored[]): string {
+  if (sites.length === 0) return `No loaded site has items matching "${call.query}".`;
+  const list = sites.map((s) => `${s.name} (score ${s.score}, ${s.hits} matching items)`).join(', ');
+  const n = `${sites.length} site${sites.length === 1 ? '' : 's'}`;
+  return `${n} can answer "${call.query}", best first: ${list}.`;
+}
+
+export function whoItem(s: Scored, call: WhoCall, base: string): WhoItem {
+  const q = encodeURIComponent(call.query);
+  return {
+    '@type': 'Website',
+    url: `${base}/?site=${encodeURIComponent(s.name)}&query=${q}&tool=search`,
+    name: s.name,
+    score: s.score,
+    description: describe(s, call.query),
+    query: call.query,
+    hits: s.hits,
+    top_score: s.top_score,
+    item_count: s.item_count,
+    types: s.types,
+  };
+}
+
+/** A site as a 0.5 `Agent` resource: an NLWeb search agent at this gateway's /ask. */
+export function agentContent(s: Scored, call: WhoCall, base: string): Content {
+  const url = `${base}/ask`;
+  return {
+    type: 'resource',
+    resource: {
+      uri: url,
+      data: {
+        '@type': 'Search Agent',
+        agentSpec: {
+          name: s.name,
+          description: describe(s, call.query),
+          url,
+          protocol: 'NLWeb',
+          version: V05_VERSION,
+          site: s.name,
+          types: s.types,
+          score: s.score,
+          hits: s.hits,
+          top_score: s.top_score,
+          item_count: s.item_count,
+          /** The AskRequest to send this agent. */
+          request: { query: { text: call.query, site: [s.name] } },
+        },
+      },
+    },
+  };
+}
+
+function v05Body(call: WhoCall, sites: readonly Scored[], base: string): V05Response {
+  return {
+    _meta: v05Meta({ conversation_id: call.conversationId }, 'Answer'),
+    content: [{ type: 'text', text: whoText(call, sites) }, ...sites.map((s) => agentContent(s, call, base))],
+  };
+}
+
+/** The 2025 messages of a who answer: begin, the result items (or no_results), end. */
+function nlwebMessages(call: WhoCall, sites: readonly Scored[], base: string): Record<string, unknown>[] {
+  const stamp = createMessageFactory(call.conversationId, 'who');
+  const begin = stamp({ message_type: 'begin-nlweb-response', query: call.query });
+  const middle: Record<string, unknown> = sites.length
+    ? { ...stamp({ message_type: 'result', content: [] }), content: sites.map((s) => whoItem(s, call, base)) }
+    : stamp({ message_type: 'no_results', content: whoText(call, sites) });
+  return [begin, middle, stamp({ message_type: 'end-nlweb-response' })];
+}
+
+function failureBody(call: WhoCall, f: Failure): Record<string, unknown> {
+  if (call.dialect === 'v05') {
+    return { ...v05Failure({ conversation_id: call.conversationId }, v05ErrorCode(f.code), f.error) };
+  }
+  return { message_type: 'error', error: f.error, code: f.code, status: f.status };
+}
+
+/** The base URL clients reached this gateway at (for the links in the answer). */
+const baseOf = (req: FastifyRequest): string => `${req.protocol}://${req.host}`;
+
+export async function whoRoutes(app: FastifyInstance, opts: WhoRouteOptions): Promise<void> {
+  async function handle(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const call = parseWho({
+      method: req.method,
+      query: req.query,
+      body: req.body,
+      accept: req.headers.accept,
+    });
+    const controller = new AbortController();
+    const onClose = (): void => controller.abort();
+    reply.raw.on('close', onClose);
+    let ranked: SiteRank[];
+    try {
+      ranked = await rankSites(
+        opts.bus,
+        { query: call.query, ...(call.types ? { types: call.types } : {}) },
+        { timeoutMs: opts.timeoutMs, signal: controller.signal, traceparent: opts.traceparentOf(req) },
+      );
+    } catch (err) {
+      const f = failureOf(err, RETRIEVER);
+      return reply.code(f.status).send(failureBody(call, f));
+    } finally {
+      reply.raw.off('close', onClose);
+    }
+    const scores = whoScores(ranked);
+    const sites: Scored[] = ranked.map((s, i) => ({ ...s, score: scores[i] ?? 0 }));
+    const base = baseOf(req);
+
+    if (!call.streaming) {
+      if (call.dialect === 'v05') return reply.send(v05Body(call, sites, base));
+      const messages = nlwebMessages(call, sites, base);
+      return reply.send({
+        query: call.query,
+        conversation_id: call.conversationId,
+        results: sites.map((s) => whoItem(s, call, base)),
+        messages,
+      });
+    }
+    let frames: string;
+    if (call.dialect === 'v05') {
+      const { _meta, content } = v05Body(call, sites, base);
+      frames = sseFrame({ _meta }) + sseFrame({ content });
+    } else
+      frames = nlwebMessages(call, sites, base)
+        .map((m) => sseFrame(m))
+        .join('');
+    reply.hijack();
+    reply.raw.writeHead(200, { ...pendingHeaders(reply), ...SSE_HEADERS });
+    reply.raw.end(frames);
+    return reply;
+  }
+
+  app.get('/who', { exposeHeadRoute: false, handler: handle });
+  app.post('/who', {
+    handler: handle,
+    // POST /who speaks 0.5, so its bad requests (unparsable bodies too) are 0.5 Failures.
+    errorHandler: (err: FastifyError | BadRequestError, req, reply) => {
+      if (err instanceof BadRequestError) return reply.code(400).send(err.responseBody());
+      const status = err.statusCode ?? 500;
+      if (status >= 400 && status < 500) {
+        const code = 'code' in err ? String(err.code) : '';
+        const field = code.startsWith('FST_ERR_CTP') ? 'body' : 'request';
+        const message = code.startsWith('FST_ERR_CTP')
+          ? `the request body is not a JSON WhoRequest (${err.message})`
+          : err.message;
+        return reply.code(status === 413 ? 413 : 400).send(v05Failure({}, 'INVALID_REQUEST', message, field));
+      }
+      req.log.error({ err }, 'request failed');
+      return reply.code(500).send(v05Failure({}, 'INTERNAL_ERROR', 'internal error in the gateway'));
+    },
+  });
+}

@@ -1,0 +1,352 @@
+import type {
+  AskRequest,
+  Message,
+  MessageBody,
+  ResultItem,
+  ToolHandler,
+  ToolRunRequest,
+} from '@askbus/contracts';
+import {
+  DecontextualizeAnswer,
+  RelevanceAnswer,
+  RequiredInfoAnswer,
+  truthy,
+  taskPrompt,
+  type Llm,
+  type RoutingTask,
+} from '@askbus/llm';
+import { toolsFor, type ToolsConfig } from '@askbus/tools';
+import type { z } from 'zod';
+import { postRanking, type AnswerModel } from './post-ranking';
+import { runSearch, type SearchPorts, type SearchSettings, type SearchStats } from './search-pipeline';
+import {
+  defaultSelectionSettings,
+  selectTools,
+  SEARCH_TOOL,
+  type SelectionSettings,
+  type SelectionStats,
+  type ToolChoice,
+} from './tool-selection';
+
+/** What tool routing needs besides the search ports: a model, the tools, the sites' types, the tool services. */
+export interface RoutingDeps {
+  llm: Llm;
+  tools: ToolsConfig;
+  /** The schema.org types of the sites' items, most common first ([] when unknown). */
+  siteTypes(site: string[], signal: AbortSignal): Promise<string[]>;
+  runTool(handler: ToolHandler, req: ToolRunRequest, signal: AbortSignal): AsyncIterable<Message>;
+  selection?: SelectionSettings;
+  /** Run retrieval and ranking of the raw query at once, beside the prepare steps (default true). */
+  fastTrack?: boolean;
+  /** Send NLWeb's debug-only `tool_selection` message. */
+  debug?: boolean;
+  /** Told how each query was routed (logs, eval, bench). */
+  onRouted?: (stats: RoutingStats) => void;
+}
+
+export interface RoutingStats {
+  tool: string;
+  score: number;
+  selection: SelectionStats;
+  fastTrack: 'used' | 'aborted' | 'ineligible';
+  fastTrackAbortReason?: string;
+  decontextualized?: string;
+  irrelevant?: boolean;
+  askedUser?: boolean;
+  toolFailed?: string;
+}
+
+/** Handler names a tool may name (the contracts declare their subjects). */
+const HANDLERS = new Set<string>([
+  'details',
+  'compare',
+  'ensemble',
+  'recipe_substitutions',
+  'accompaniment',
+  'who',
+]);
+
+/**
+ * Pulls an async generator eagerly into a buffer, so FastTrack work goes on while the prepare
+ * steps run; `drain()` replays what came and goes on to the end, returning the generator's value.
+ */
+class Pump<T, R> {
+  private readonly buf: T[] = [];
+  private finished = false;
+  private result: R | undefined;
+  private error: unknown;
+  private failed = false;
+  private wake: (() => void) | undefined;
+
+  constructor(gen: AsyncGenerator<T, R, undefined>) {
+    void this.run(gen);
+  }
+
+  private async run(gen: AsyncGenerator<T, R, undefined>): Promise<void> {
+    try {
+      for (;;) {
+        const step = await gen.next();
+        if (step.done) {
+          this.result = step.value;
+          break;
+        }
+        this.buf.push(step.value);
+        this.wake?.();
+      }
+    } catch (err) {
+      this.failed = true;
+      this.error = err;
+    } finally {
+      this.finished = true;
+      this.wake?.();
+    }
+  }
+
+  async *drain(): AsyncGenerator<T, R, undefined> {
+    for (;;) {
+      const next = this.buf.shift();
+      if (next !== undefined) {
+        yield next;
+        continue;
+      }
+      if (this.finished) {
+        if (this.failed) throw this.error;
+        return this.result as R;
+      }
+      await new Promise<void>((r) => (this.wake = r));
+      this.wake = undefined;
+    }
+  }
+}
+
+function ask<S extends z.ZodType>(llm: Llm, schema: S, task: RoutingTask, text: string, signal: AbortSignal) {
+  return llm.complete({
+    messages: [{ role: 'user', content: taskPrompt(text, task) }],
+    tier: 'high',
+    jsonSchema: schema,
+    schemaName: task.kind,
+    task,
+    signal,
+  }) as Promise<z.infer<S>>;
+}
+
+/**
+ * NLWeb's runQuery after the begin message: the prepare steps (decontextualization, relevance,
+ * required information, tool selection) run concurrently, and FastTrack retrieval and ranking of
+ * the raw query start at once beside them. FastTrack is cancelled (call-level cancel of its
+ * retrieval and ranking calls) and its results discarded as soon as decontextualization changes
+ * the query, the site is irrelevant, information is missing, or the top tool is not search.
+ */
+export async function* routeAsk(
+  req: AskRequest,
+  ports: SearchPorts,
+  signal: AbortSignal,
+  settings: SearchSettings,
+  stats: SearchStats | undefined,
+  model: AnswerModel | undefined,
+  routing: RoutingDeps,
+): AsyncGenerator<MessageBody, void, undefined> {
+  const { llm } = routing;
+  const explicit = req.tool;
+  const siteKey = req.site.includes('all') ? 'all' : req.site[0]!;
+  const routed: RoutingStats = {
+    tool: 'search',
+    score: 0,
+    selection: { calls: 0, completed: 0, saved: 0, failed: 0, elapsedMs: 0 },
+    fastTrack: 'ineligible',
+  };
+
+  // FastTrack: only for a first query on ordinary sites, when no other tool was asked for.
+  const ftControl = new AbortController();
+  const eligible =
+    routing.fastTrack !== false &&
+    req.prev.length === 0 &&
+    siteKey !== 'all' &&
+    (explicit === undefined || explicit === 'search');
+  const fastTrack = eligible
+    ? new Pump(runSearch(req, ports, AbortSignal.any([signal, ftControl.signal]), settings, stats))
+    : undefined;
+  if (fastTrack) routed.fastTrack = 'used';
+  const abortFastTrack = (reason: string): void => {
+    if (!fastTrack || ftControl.signal.aborted) return;
+    routed.fastTrack = 'aborted';
+    routed.fastTrackAbortReason = reason;
+    ftControl.abort();
+  };
+
+  const types = routing.siteTypes(req.site, signal).catch(() => [] as string[]);
+  const itemType = types.then((t) => t[0] ?? 'Thing');
+
+  const decon = (async () => {
+    if (req.prev.length === 0) return { changed: false, query: req.query };
+    try {
+      const a = await ask(
+        llm,
+        DecontextualizeAnswer,
+        { kind: 'decontextualize', query: req.query, prev: req.prev },
+        `The user asked, in order: ${JSON.stringify(req.prev)}. Their new question is "${req.query}". If it is a follow-up that needs the earlier questions to be understood (err on the side of follow-up), rewrite it to stand alone.`,
+        signal,
+      );
+      const q = a.decontextualized_query.trim();
+      const changed = truthy(a.requires_decontextualization) && q !== '' && q !== req.query;
+      if (changed) abortFastTrack('decontextualized');
+      return { changed, query: changed ? q : req.query };
+    } catch {
+      return { changed: false, query: req.query };
+    }
+  })();
+
+  const relevance = (async () => {
+    try {
+      const siteTypes = await types;
+      const a = await ask(
+        llm,
+        RelevanceAnswer,
+        { kind: 'relevance', query: req.query, site: siteKey, siteTypes },
+        `The site ${siteKey} holds ${siteTypes.join(', ') || 'items'}. Is the question "${req.query}" irrelevant to it?`,
+        signal,
+      );
+      const irrelevant = truthy(a.site_is_irrelevant_to_query);
+      if (irrelevant) abortFastTrack('irrelevant');
+      return { irrelevant, explanation: a.explanation_for_irrelevance };
+    } catch {
+      return { irrelevant: false, explanation: '' };
+    }
+  })();
+
+  const required = (async () => {
+    if (explicit !== undefined) return { found: true, question: '' };
+    try {
+      const a = await ask(
+        llm,
+        RequiredInfoAnswer,
+        { kind: 'required_info', query: req.query, itemType: await itemType },
+        `Does the question "${req.query}" say enough to search for ${await itemType} items? If not, what should the user be asked?`,
+        signal,
+      );
+      const found = truthy(a.required_info_found);
+      if (!found) abortFastTrack('required_info');
+      return { found, question: a.user_question };
+    } catch {
+      return { found: true, question: '' };
+    }
+  })();
+
+  const selection = (async (): Promise<{ ranked: ToolChoice[]; stats: SelectionStats }> => {
+    const type = await itemType;
+    const tools = toolsFor(routing.tools, siteKey, type);
+    if (explicit !== undefined) {
+      const tool =
+        tools.find((t) => t.name === explicit) ?? (explicit === 'search' ? SEARCH_TOOL : undefined);
+      const stats: SelectionStats = {
+        calls: 0,
+        completed: 0,
+        saved: 0,
+        failed: 0,
+        elapsedMs: 0,
+        skipped: 'explicit',
+      };
+      if (tool && tool.name !== 'search') abortFastTrack('explicit_tool');
+      return { ranked: [{ tool: tool ?? SEARCH_TOOL, score: 100, params: {} }], stats };
+    }
+    const { query } = await decon;
+    const result = await selectTools(
+      llm,
+      tools,
+      query,
+      type,
+      signal,
+      routing.selection ?? defaultSelectionSettings,
+    );
+    if (result.ranked[0]!.tool.name !== 'search') abortFastTrack('tool');
+    return result;
+  })();
+
+  const [d, rel, info, sel] = await Promise.all([decon, relevance, required, selection]);
+  const top = sel.ranked[0]!;
+  routed.selection = sel.stats;
+  routed.tool = top.tool.name;
+  routed.score = top.score;
+  const done = (): void => routing.onRouted?.(routed);
+
+  if (rel.irrelevant) {
+    abortFastTrack('irrelevant');
+    routed.irrelevant = true;
+    done();
+    yield { message_type: 'site_is_irrelevant_to_query', content: rel.explanation };
+    return;
+  }
+  if (!info.found) {
+    abortFastTrack('required_info');
+    routed.askedUser = true;
+    done();
+    yield { message_type: 'ask_user', content: info.question };
+    return;
+  }
+  if (d.changed) {
+    routed.decontextualized = d.query;
+    yield {
+      message_type: 'decontextualized_query',
+      decontextualized_query: d.query,
+      original_query: req.query,
+    };
+  }
+  if (routing.debug) {
+    yield {
+      message_type: 'tool_selection',
+      selected_tool: top.tool.name,
+      score: top.score,
+      parameters: top.params,
+      query: d.query,
+      time_elapsed: `${(sel.stats.elapsedMs / 1000).toFixed(3)}s`,
+      ...(sel.stats.skipped ? { llm_skipped: true } : {}),
+      calls: sel.stats.calls,
+      calls_saved: sel.stats.saved,
+    };
+  }
+  const query = { ...req, query: d.query };
+
+  const handler = top.tool.handler;
+  if (top.tool.name !== 'search' && handler !== undefined && HANDLERS.has(handler)) {
+    try {
+      for await (const m of routing.runTool(
+        handler as ToolHandler,
+        { ask: query, params: top.params },
+        signal,
+      )) {
+        yield unstamp(m);
+      }
+      done();
+      return;
+    } catch (err) {
+      if (signal.aborted) throw err;
+      routed.toolFailed = err instanceof Error ? err.message : String(err);
+      yield {
+        message_type: 'status',
+        content: `The ${top.tool.name} tool failed (${routed.toolFailed}); searching instead.`,
+      };
+    }
+  }
+
+  // The search path: FastTrack's results when its bet held, else a fresh search.
+  let final: ResultItem[];
+  if (fastTrack && !ftControl.signal.aborted) {
+    final = yield* fastTrack.drain();
+  } else {
+    abortFastTrack('search_again');
+    final = yield* runSearch(query, ports, signal, settings, stats);
+  }
+  done();
+  for await (const body of postRanking(query, final, model, signal)) yield body;
+}
+
+/** A message from a tool service without its envelope: the router stamps its own. */
+function unstamp(m: Message): MessageBody {
+  const {
+    message_id: _id,
+    timestamp: _t,
+    conversation_id: _c,
+    ...body
+  } = m as Message & Record<string, unknown>;
+  return body as MessageBody;
+}
