@@ -128,3 +128,28 @@ describe('natsUrlFor', () => {
     rmSync(noted, { recursive: true, force: true });
   });
 });
+
+describe('NLWeb protocol 0.5 filters, end to end', () => {
+  it('applies query.type in the retriever and a genre filter where the items have genres', async () => {
+    const ask = async (query: Record<string, unknown>) => {
+      const res = await fetch(`${running.url}/ask`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query, return_response: { streaming: false } }),
+      });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as {
+        content: { type: string; resource?: { data: Record<string, unknown> } }[];
+      };
+      return body.content.filter((c) => c.type === 'resource').map((c) => c.resource!.data);
+    };
+    const cars = await ask({ text: 'japanese', site: ['all'], type: 'Car' });
+    expect(cars.length).toBeGreaterThan(0);
+    expect(cars.every((d) => d['@type'] === 'Car')).toBe(true);
+    const westerns = await ask({ text: 'clint eastwood', site: ['movies'], genre: 'Western' });
+    expect(westerns.map((d) => d.name)).toEqual(
+      expect.arrayContaining(['Pale Rider', 'High Plains Drifter']),
+    );
+    expect(westerns.every((d) => JSON.stringify(d.genre).includes('Western'))).toBe(true);
+  });
+});

@@ -8,6 +8,7 @@ import type {
   SearchRequest,
   StoredItem,
 } from '@askbus/contracts';
+import { passesFilters, typesOf } from './filters';
 import { mergeAsync } from './merge';
 
 /** What the search path needs from the rest of the system: over NATS, or in one process. */
@@ -97,10 +98,13 @@ export async function* runSearch(
   settings: SearchSettings = defaultSearchSettings,
   stats: SearchStats = { retrieved: 0, scored: 0, failedBatches: 0, sent: 0 },
 ): AsyncGenerator<MessageBody, ResultItem[], undefined> {
-  const candidates = await ports.retrieve(
-    { query: req.query, site: req.site, numResults: settings.numCandidates },
-    signal,
-  );
+  const types = typesOf(req.filters);
+  const candidates = (
+    await ports.retrieve(
+      { query: req.query, site: req.site, numResults: settings.numCandidates, ...(types ? { types } : {}) },
+      signal,
+    )
+  ).filter((item) => passesFilters(item, req.filters));
   stats.retrieved = candidates.length;
   if (candidates.length === 0) {
     yield { message_type: 'no_results', content: `No results were found for "${req.query}".` };
