@@ -17,6 +17,7 @@ import type { Message, ResultItem } from '@askbus/contracts';
 import { failureOf } from '../errors';
 import { AskArgs, WhoArgs, issueText, renderAsk, renderSites, renderWho } from '../mcp/tools';
 import type { AskOutput, WhoOutput } from '../mcp/tools';
+import { rankSites } from '../who';
 
 export const SKILLS = ['ask', 'list_sites', 'who'] as const;
 export type SkillId = (typeof SKILLS)[number];
@@ -267,30 +268,9 @@ export class AskExecutor implements AgentExecutor {
 
   private async who(args: WhoArgs, signal: AbortSignal, traceparent: string): Promise<WhoOutput> {
     const opts = { signal, timeoutMs: this.deps.callTimeoutMs, traceparent };
-    const { sites } = await this.deps.bus.request(contracts.sites, {}, opts);
-    const ranked = await Promise.all(
-      sites.map(async (s) => {
-        const { items } = await this.deps.bus.request(
-          contracts.search,
-          { query: args.query, site: [s.name], numResults: 20 },
-          opts,
-        );
-        return {
-          name: s.name,
-          hits: items.length,
-          top_score: items.reduce((m, i) => Math.max(m, i.retrievalScore), 0),
-          item_count: s.itemCount,
-          types: s.types,
-        };
-      }),
-    );
-    return {
-      query: args.query,
-      sites: ranked
-        .filter((s) => s.hits > 0)
-        .sort((a, b) => b.hits - a.hits || b.top_score - a.top_score || a.name.localeCompare(b.name))
-        .slice(0, args.max_sites ?? 10),
-    };
+    // The same site ranking as /who and MCP's who (services/gateway/src/who.ts).
+    const sites = await rankSites(this.deps.bus, { query: args.query, maxSites: args.max_sites ?? 10 }, opts);
+    return { query: args.query, sites };
   }
 
   private async ask(
