@@ -36,3 +36,28 @@ export const ResultItem = z.object({
   schema_object: SchemaObject,
 });
 export type ResultItem = z.infer<typeof ResultItem>;
+
+/** A retrieved item as stored, without the retriever's score (what rankers and tools take). */
+export function toStoredItem(item: StoredItem): StoredItem {
+  return {
+    url: item.url,
+    name: item.name,
+    site: item.site,
+    '@type': item['@type'],
+    schema_object: item.schema_object,
+  };
+}
+
+/** An item as NLWeb sends it in a `result` message, with its score and the reason for it. */
+export function toResultItem(item: StoredItem, score: number, description: string): ResultItem {
+  return {
+    '@type': 'Item',
+    url: item.url,
+    name: item.name,
+    site: item.site,
+    siteUrl: item.site,
+    score,
+    description,
+    schema_object: item.schema_object,
+  };
+}

@@ -3,7 +3,6 @@ import {
   createMessageFactory,
   toolContracts,
   type MessageBody,
-  type ResultItem,
   type RetrievedItem,
   type ScoredItem,
   type StoredItem,
@@ -81,29 +80,6 @@ export function ask<S extends z.ZodType>(
     task,
     signal,
   }) as Promise<z.infer<S>>;
-}
-
-export function toStored(item: RetrievedItem): StoredItem {
-  return {
-    url: item.url,
-    name: item.name,
-    site: item.site,
-    '@type': item['@type'],
-    schema_object: item.schema_object,
-  };
-}
-
-export function toResult(item: StoredItem, score: number, description: string): ResultItem {
-  return {
-    '@type': 'Item',
-    url: item.url,
-    name: item.name,
-    site: item.site,
-    siteUrl: item.site,
-    score,
-    description,
-    schema_object: item.schema_object,
-  };
 }
 
 export const str = (v: unknown): string => (typeof v === 'string' ? v : '');

@@ -8,6 +8,7 @@ import type {
   SearchRequest,
   StoredItem,
 } from '@askbus/contracts';
+import { toResultItem, toStoredItem } from '@askbus/contracts';
 import { passesFilters, typesOf } from './filters';
 import { mergeAsync } from './merge';
 
@@ -114,7 +115,7 @@ export async function* runSearch(
   const byUrl = new Map(candidates.map((c) => [c.url, c]));
   const batches: StoredItem[][] = [];
   for (let i = 0; i < candidates.length; i += settings.rankBatchSize) {
-    batches.push(candidates.slice(i, i + settings.rankBatchSize).map(toStored));
+    batches.push(candidates.slice(i, i + settings.rankBatchSize).map(toStoredItem));
   }
   const failures: unknown[] = [];
   const scoredStream = mergeAsync(
@@ -154,7 +155,7 @@ export async function* runSearch(
       const item = byUrl.get(scored.url);
       if (!item) continue; // a ranker answered for an item we did not send it: ignore it
       stats.scored++;
-      const result = toResult(item, scored);
+      const result = toResultItem(item, scored.score, scored.description);
       all.push(result);
       buffer.push(result);
       if (windowEnds === 0) windowEnds = Date.now() + settings.collateMs;
@@ -196,29 +197,6 @@ export async function* runSearch(
 }
 
 const byScore = (a: ResultItem, b: ResultItem): number => b.score - a.score;
-
-function toStored(item: RetrievedItem): StoredItem {
-  return {
-    url: item.url,
-    name: item.name,
-    site: item.site,
-    '@type': item['@type'],
-    schema_object: item.schema_object,
-  };
-}
-
-function toResult(item: RetrievedItem, scored: ScoredItem): ResultItem {
-  return {
-    '@type': 'Item',
-    url: item.url,
-    name: item.name,
-    site: item.site,
-    siteUrl: item.site,
-    score: scored.score,
-    description: scored.description,
-    schema_object: item.schema_object,
-  };
-}
 
 /**
  * Passes values through and adds an `undefined` tick every `ms` while the source is quiet,

@@ -1,7 +1,8 @@
+import { toStoredItem } from '@askbus/contracts';
 import type { MessageBody, RetrievedItem } from '@askbus/contracts';
 import type { Bus, HandlerContext } from '@askbus/bus';
 import { EnsembleAnswer, extractParams, llmFromEnv, type Llm } from '@askbus/llm';
-import { ask, rank, retrieve, serveTool, str, toStored, type ToolDeps } from '@askbus/tools';
+import { ask, rank, retrieve, serveTool, str, type ToolDeps } from '@askbus/tools';
 
 /** The ensemble tool: items that go together, one search per part → intermediate messages, `ensemble_result`. */
 export async function* runEnsemble(
@@ -23,7 +24,7 @@ export async function* runEnsemble(
     queries.map(async (q) => {
       const items = await retrieve(deps.bus, ctx, q, req.ask.site, per);
       const scores = new Map(
-        (await rank(deps.bus, ctx, q, items.map(toStored))).map((s) => [s.url, s.score]),
+        (await rank(deps.bus, ctx, q, items.map(toStoredItem))).map((s) => [s.url, s.score]),
       );
       return {
         q,

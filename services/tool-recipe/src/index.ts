@@ -1,7 +1,8 @@
+import { toStoredItem, toResultItem } from '@askbus/contracts';
 import type { MessageBody } from '@askbus/contracts';
 import type { Bus, HandlerContext } from '@askbus/bus';
 import { ItemMatchAnswer, SubstitutionsAnswer, extractParams, llmFromEnv, type Llm } from '@askbus/llm';
-import { ask, rank, retrieve, serveTool, str, toResult, toStored, type ToolDeps } from '@askbus/tools';
+import { ask, rank, retrieve, serveTool, str, type ToolDeps } from '@askbus/tools';
 
 type Req = {
   ask: { query: string; site: string[]; maxResults?: number; minScore?: number };
@@ -86,14 +87,14 @@ export async function* runAccompaniment(
   const items = (await retrieve(deps.bus, ctx, query, req.ask.site, 50)).filter(
     (i) => !main || !i.name.toLowerCase().includes(main.toLowerCase()),
   );
-  const scored = await rank(deps.bus, ctx, wanted, items.map(toStored));
+  const scored = await rank(deps.bus, ctx, wanted, items.map(toStoredItem));
   const byUrl = new Map(items.map((i) => [i.url, i]));
   const min = req.ask.minScore ?? 51;
   const results = scored
     .filter((s) => s.score > min && byUrl.has(s.url))
     .sort((a, b) => b.score - a.score)
     .slice(0, req.ask.maxResults ?? 10)
-    .map((s) => toResult(byUrl.get(s.url)!, s.score, s.description));
+    .map((s) => toResultItem(byUrl.get(s.url)!, s.score, s.description));
   if (results.length === 0)
     yield { message_type: 'no_results', content: `Nothing found that goes well with ${main || 'that'}.` };
   else yield { message_type: 'result', content: results };

@@ -1,7 +1,8 @@
+import { toStoredItem } from '@askbus/contracts';
 import { contracts, type MessageBody, type ResultItem } from '@askbus/contracts';
 import type { Bus, HandlerContext } from '@askbus/bus';
 import { llmFromEnv, type Llm } from '@askbus/llm';
-import { rank, retrieve, serveTool, toStored, type ToolDeps } from '@askbus/tools';
+import { rank, retrieve, serveTool, type ToolDeps } from '@askbus/tools';
 
 /** Items retrieved per site to judge it; NLWeb's early send (> 59) and final (> 70) thresholds. */
 const PER_SITE = 5;
@@ -37,7 +38,7 @@ export async function* runWho(
   const judged = await Promise.all(
     wanted.map(async (site) => {
       const items = await retrieve(deps.bus, ctx, subject, [site.name], PER_SITE);
-      const scores = await rank(deps.bus, ctx, subject, items.map(toStored));
+      const scores = await rank(deps.bus, ctx, subject, items.map(toStoredItem));
       const best = scores.sort((a, b) => b.score - a.score)[0];
       const top = items.find((i) => i.url === best?.url);
       return { site, score: best?.score ?? 0, top, count: items.length };
