@@ -2,7 +2,7 @@
 import { BusError } from '@askbus/bus';
 import type { Bus } from '@askbus/bus';
 import { contracts, createMessageFactory } from '@askbus/contracts';
-import type { AskRequest, ResultItem, RetrievedItem, SiteInfo } from '@askbus/contracts';
+import type { AskRequest, MessageBody, ResultItem, RetrievedItem, SiteInfo } from '@askbus/contracts';
 
 /** A served subject (what Bus.serve returns), so a test can stop serving it. */
 export type Subscription = ReturnType<Bus['serve']>;
@@ -58,6 +58,7 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  * `vague` (asks the user a question: ask_user), `mixed` (a Movie and a Car result, no summary),
  * `answer` (a generated answer: nlws), `empty` (no_results),
  * anything else: begin, intermediate_message, result ×2, summary, result ×1, end.
+ * With `tool`: see fakeToolAnswer.
  */
 export function serveFakeRouter(bus: Bus): FakeRouter {
   const router: FakeRouter = { calls: [], aborted: [], sub: undefined as unknown as Subscription };
@@ -73,6 +74,16 @@ export function serveFakeRouter(bus: Bus): FakeRouter {
       return;
     }
     yield msg({ message_type: 'begin-nlweb-response', query: req.query });
+    if (req.tool === 'details' || req.tool === 'compare') {
+      if (/\bslow\b/.test(req.query)) {
+        await sleep(30_000, ctx.signal);
+        watch();
+        return;
+      }
+      for (const body of fakeToolAnswer(req.tool, req.query)) yield msg(body);
+      yield msg({ message_type: 'end-nlweb-response' });
+      return;
+    }
     switch (req.query) {
       case 'slow':
         yield msg({ message_type: 'result', content: [fakeItem(0)] });
@@ -110,6 +121,77 @@ export function serveFakeRouter(bus: Bus): FakeRouter {
     yield msg({ message_type: 'end-nlweb-response' });
   });
   return router;
+}
+
+const movie = (name: string): Record<string, unknown> & { '@type': string } => ({
+  '@type': 'Movie',
+  name,
+  director: `${name}'s director`,
+  datePublished: '1979',
+});
+
+/**
+ * What the details and compare tool services send for an explicit tool (their shapes):
+ * details reads "tell me about X" / "what is the D of X" and answers item_details (a name
+ * containing "nothing" is not found: item_details with no url); compare reads "compare X and Y
+ * [in terms of D]" and answers compare_items (a name with "nothing": no_results). The fake
+ * router waits until cancelled when a tool's query holds the word `slow`.
+ */
+export function fakeToolAnswer(tool: 'details' | 'compare', query: string): MessageBody[] {
+  const url = (name: string): string => `https://movies.example/${name.toLowerCase().replace(/\W+/g, '-')}`;
+  if (tool === 'details') {
+    const m = /^what is the (.+?) of (.+)$/i.exec(query) ?? /^tell me about ()(.+)$/i.exec(query);
+    const name = m?.[2] ?? query;
+    const requested = m?.[1] || 'everything';
+    if (/nothing/i.test(name)) {
+      return [
+        {
+          message_type: 'item_details',
+          name,
+          details: `Could not find any items matching "${name}".`,
+          score: 0,
+          explanation: '',
+          url: '',
+          site: 'movies',
+        },
+      ];
+    }
+    return [
+      {
+        message_type: 'item_details',
+        name,
+        details: `director: ${name}'s director\ndatePublished: 1979`,
+        details_requested: requested,
+        score: 92,
+        explanation: `"${name}" is this item`,
+        url: url(name),
+        site: 'movies',
+        schema_object: movie(name),
+      },
+    ];
+  }
+  const m = /^compare (.+?) and (.+?)(?: in terms of (\w+))?$/i.exec(query);
+  const [a, b] = [m?.[1] ?? '', m?.[2] ?? ''];
+  if (!m || /nothing/i.test(query))
+    return [
+      { message_type: 'no_results', content: `Could not find ${/nothing/i.test(a) ? a : b} to compare.` },
+    ];
+  const side = (name: string) => ({ name, url: url(name), site: 'movies', schema_object: movie(name) });
+  return [
+    { message_type: 'intermediate_message', content: `Looking for ${a} and ${b}` },
+    {
+      message_type: 'compare_items',
+      comparison: `${a} and ${b} are both from 1979.`,
+      verdict: `${a} wins.`,
+      details_requested: 'everything',
+      table: [
+        { field: 'director', item1: `${a}'s director`, item2: `${b}'s director` },
+        { field: 'datePublished', item1: '1979', item2: '1979' },
+      ],
+      item1: side(a),
+      item2: side(b),
+    },
+  ];
 }
 
 export const FAKE_SITES: SiteInfo[] = [

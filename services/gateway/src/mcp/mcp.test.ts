@@ -57,6 +57,26 @@ interface AskOut {
   notes: string[];
 }
 
+interface DetailsOut {
+  query_id: string;
+  query: string;
+  site: string[];
+  item?: { name: string; details: string; url: string; site: string; details_requested?: string };
+  notes: string[];
+  errors: string[];
+}
+
+interface CompareOut {
+  query: string;
+  comparison?: {
+    comparison: string;
+    item1: { name: string };
+    item2: { name: string };
+    table?: { field: string; item1: string; item2: string }[];
+  };
+  notes: string[];
+}
+
 const textOf = (r: Record<string, unknown>): string =>
   ((r.content ?? []) as { type: string; text?: string }[]).map((c) => c.text ?? '').join('\n');
 
@@ -71,9 +91,9 @@ describe.each<Kind>(['http', 'ws'])('MCP over %s with the SDK client', (kind) =>
     expect(client.getServerCapabilities()).toMatchObject({ tools: {}, logging: {} });
   });
 
-  it('lists ask, list_sites and who with input and output schemas', async () => {
+  it('lists ask, list_sites, who, details and compare with input and output schemas', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(['ask', 'list_sites', 'who']);
+    expect(tools.map((t) => t.name)).toEqual(['ask', 'list_sites', 'who', 'details', 'compare']);
     const ask = tools[0]!;
     expect(ask.inputSchema).toMatchObject({ type: 'object', required: ['query'] });
     expect(Object.keys(ask.inputSchema.properties ?? {})).toEqual(
@@ -147,6 +167,163 @@ describe.each<Kind>(['http', 'ws'])('MCP over %s with the SDK client', (kind) =>
       ],
     });
     expect(textOf(who)).toContain('1. cars: 2 matching items');
+  });
+
+  it('details and compare advertise their arguments and structured output', async () => {
+    const { tools } = await client.listTools();
+    const details = tools.find((t) => t.name === 'details')!;
+    expect(Object.keys(details.inputSchema.properties ?? {})).toEqual(
+      expect.arrayContaining(['item', 'query', 'site', 'details_requested']),
+    );
+    expect(details.outputSchema).toMatchObject({
+      type: 'object',
+      properties: { item: { type: 'object' }, notes: { type: 'array' } },
+    });
+    const compare = tools.find((t) => t.name === 'compare')!;
+    expect(compare.inputSchema).toMatchObject({ type: 'object', required: ['item1', 'item2'] });
+    expect(Object.keys(compare.inputSchema.properties ?? {})).toEqual(
+      expect.arrayContaining(['item1', 'item2', 'site', 'details_requested']),
+    );
+    expect(compare.outputSchema).toMatchObject({
+      type: 'object',
+      properties: { comparison: { type: 'object' } },
+    });
+  });
+
+  it('details sends tool=details with "tell me about X" and returns item_details', async () => {
+    const from = world.router.calls.length;
+    const r = await client.callTool({ name: 'details', arguments: { item: 'Pale Rider', site: 'movies' } });
+    expect(r.isError).toBeFalsy();
+    const out = r.structuredContent as unknown as DetailsOut;
+    expect(out.query).toBe('tell me about Pale Rider');
+    expect(out.item).toMatchObject({
+      name: 'Pale Rider',
+      url: 'https://movies.example/pale-rider',
+      site: 'movies',
+      score: 92,
+      details_requested: 'everything',
+      schema_object: { '@type': 'Movie', name: 'Pale Rider' },
+    });
+    expect(textOf(r)).toContain('Pale Rider (movies) https://movies.example/pale-rider');
+    expect(textOf(r)).toContain("director: Pale Rider's director");
+    const call = world.router.calls.slice(from).find((c) => c.req.tool === 'details');
+    expect(call?.req).toMatchObject({ tool: 'details', query: 'tell me about Pale Rider', site: ['movies'] });
+    expect(call?.queryId).toBe(out.query_id);
+  });
+
+  it('details: details_requested and a free query become the query text', async () => {
+    const asked = await client.callTool({
+      name: 'details',
+      arguments: { item: 'Alien', details_requested: 'director' },
+    });
+    expect(asked.structuredContent).toMatchObject({
+      query: 'what is the director of Alien',
+      site: ['all'],
+      item: { name: 'Alien', details_requested: 'director' },
+    });
+    expect(textOf(asked)).toContain('Details asked for: director');
+    const free = await client.callTool({
+      name: 'details',
+      arguments: { query: 'tell me about Blade Runner', site: 'movies' },
+    });
+    expect(free.structuredContent).toMatchObject({
+      query: 'tell me about Blade Runner',
+      item: { name: 'Blade Runner' },
+    });
+  });
+
+  it('details: an item not found has no item and says so', async () => {
+    const r = await client.callTool({ name: 'details', arguments: { item: 'nothing at all' } });
+    expect(r.isError).toBeFalsy();
+    const out = r.structuredContent as unknown as DetailsOut;
+    expect(out.item).toBeUndefined();
+    expect(out.notes).toEqual(['Could not find any items matching "nothing at all".']);
+    expect(textOf(r)).toContain('No item found for "tell me about nothing at all"');
+  });
+
+  it('compare sends tool=compare with "compare X and Y" and returns compare_items', async () => {
+    const from = world.router.calls.length;
+    const progress: Progress[] = [];
+    const r = await client.callTool(
+      { name: 'compare', arguments: { item1: 'Alien', item2: 'Blade Runner', site: ['movies'] } },
+      undefined,
+      { onprogress: (p) => progress.push(p) },
+    );
+    expect(r.isError).toBeFalsy();
+    const out = r.structuredContent as unknown as CompareOut;
+    expect(out.query).toBe('compare Alien and Blade Runner');
+    expect(out.comparison).toMatchObject({
+      comparison: 'Alien and Blade Runner are both from 1979.',
+      verdict: 'Alien wins.',
+      item1: { name: 'Alien', url: 'https://movies.example/alien', site: 'movies' },
+      item2: { name: 'Blade Runner', site: 'movies' },
+    });
+    expect(out.comparison?.table).toHaveLength(2);
+    expect(out.notes).toEqual(['Looking for Alien and Blade Runner']);
+    expect(progress.map((p) => p.message)).toEqual(['Looking for Alien and Blade Runner', 'compare_items']);
+    const text = textOf(r);
+    expect(text).toContain('Alien and Blade Runner are both from 1979.');
+    expect(text).toContain('Verdict: Alien wins.');
+    expect(text).toContain("| director | Alien's director | Blade Runner's director |");
+    const call = world.router.calls.slice(from).find((c) => c.req.tool === 'compare');
+    expect(call?.req).toMatchObject({ query: 'compare Alien and Blade Runner', site: ['movies'] });
+  });
+
+  it('compare: a known aspect is asked for, names with "and" go second, unknown aspects are noted', async () => {
+    const aspect = await client.callTool({
+      name: 'compare',
+      arguments: { item1: 'Alien', item2: 'Heat', details_requested: 'budget' },
+    });
+    expect(aspect.structuredContent).toMatchObject({ query: 'compare Alien and Heat in terms of budget' });
+    const swapped = await client.callTool({
+      name: 'compare',
+      arguments: { item1: 'Harold and Maude', item2: 'Heat', details_requested: 'vibes' },
+    });
+    const out = swapped.structuredContent as unknown as CompareOut;
+    expect(out.query).toBe('compare Heat and Harold and Maude');
+    expect(out.comparison?.item1.name).toBe('Harold and Maude');
+    expect(out.comparison?.item2.name).toBe('Heat');
+    expect(out.comparison?.table?.[0]).toMatchObject({ item1: "Harold and Maude's director" });
+    expect(out.notes[0]).toMatch(/details_requested "vibes" is not one the compare tool reads/);
+  });
+
+  it('compare: an item not found gives no comparison and the reason', async () => {
+    const r = await client.callTool({ name: 'compare', arguments: { item1: 'Alien', item2: 'nothing' } });
+    expect(r.isError).toBeFalsy();
+    const out = r.structuredContent as unknown as CompareOut;
+    expect(out.comparison).toBeUndefined();
+    expect(out.notes).toEqual(['Could not find nothing to compare.']);
+  });
+
+  it('details and compare answer bad arguments with -32602', async () => {
+    const bad = async (name: string, args: Record<string, unknown>, text: string): Promise<void> => {
+      const err = await client.callTool({ name, arguments: args }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(McpError);
+      expect(err).toMatchObject({ code: -32602 });
+      expect((err as Error).message).toContain(text);
+    };
+    await bad('details', { site: 'movies' }, 'give either item or query');
+    await bad('details', { item: 'Alien', query: 'tell me about Alien' }, 'give either item or query');
+    await bad('details', { query: 'who directed Alien', details_requested: 'year' }, 'details_requested');
+    await bad('details', { item: 'Alien', site: 'bad site/name' }, 'site');
+    await bad('compare', { item1: 'Alien' }, 'item2');
+    await bad('compare', { item1: 'Alien', item2: 42 }, 'item2');
+    await bad('compare', { item1: 'Tom and Jerry', item2: 'Salt or Pepper' }, 'tell them apart');
+  });
+
+  it('cancelling details cancels its query in the router', async () => {
+    const from = world.router.calls.length;
+    const abort = new AbortController();
+    const pending = client.callTool({ name: 'details', arguments: { item: 'slow' } }, undefined, {
+      signal: abort.signal,
+    });
+    const q = 'tell me about slow';
+    await expect.poll(() => callAfter(world.router, from, q), { timeout: 3_000 }).toBeDefined();
+    abort.abort('the user gave up');
+    await expect(pending).rejects.toThrow();
+    await expect
+      .poll(() => world.router.aborted, { timeout: 3_000 })
+      .toContain(callAfter(world.router, from, q));
   });
 
   it('a failing router gives isError with the reason', async () => {

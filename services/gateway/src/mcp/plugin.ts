@@ -9,12 +9,14 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { context } from '@opentelemetry/api';
 import { WebSocketServer } from 'ws';
 import type WebSocket from 'ws';
 import type { Bus } from '@askbus/bus';
 import { MemoryEventStore } from './event-store';
-import { createMcpServer } from './server';
+import { OTEL_CONTEXT, createMcpServer } from './server';
 import type { McpServerDeps } from './server';
 import { WebSocketServerTransport } from './ws-transport';
 
@@ -166,6 +168,15 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     body?: unknown,
   ): Promise<void> {
     const raw = reply.raw;
+    // The context active now (the HTTP request's span, with OpenTelemetry on) reaches the tool
+    // calls of this request as extra.authInfo: the SDK passes req.auth through to them.
+    const auth: AuthInfo = {
+      token: '',
+      clientId: 'askbus-mcp',
+      scopes: [],
+      extra: { [OTEL_CONTEXT]: context.active() },
+    };
+    (req.raw as IncomingMessage & { auth?: AuthInfo }).auth = auth;
     reply.hijack();
     for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) raw.setHeader(k, v);
     raw.setHeader('access-control-expose-headers', 'Mcp-Session-Id, Mcp-Protocol-Version, X-Query-Id');

@@ -122,6 +122,8 @@ describe('JSON-RPC over HTTP POST', () => {
       'ask',
       'list_sites',
       'who',
+      'details',
+      'compare',
     ]);
     const call = await rpc(
       {

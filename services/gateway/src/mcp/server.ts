@@ -1,7 +1,8 @@
 /**
  * One MCP server per session (Streamable HTTP), per request (stateless JSON-RPC POST) or per
- * socket (WebSocket), on the SDK's low-level Server: tools ask, list_sites and who run over
- * the bus; progress, logging, elicitation and cancellation map onto the bus's query.
+ * socket (WebSocket), on the SDK's low-level Server: tools ask, list_sites, who, details and
+ * compare run over the bus; progress, logging, elicitation and cancellation map onto the bus's
+ * query.
  */
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -18,6 +19,8 @@ import type {
   ServerNotification,
   ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
+import { context, trace } from '@opentelemetry/api';
+import type { Context } from '@opentelemetry/api';
 import { z } from 'zod';
 import { newTraceparent, parseTraceparent } from '@askbus/bus';
 import type { Bus } from '@askbus/bus';
@@ -27,15 +30,24 @@ import { failureOf } from '../errors';
 import { rankSites } from '../who';
 import {
   AskArgs,
+  CompareArgs,
+  CompareItems,
+  DetailsArgs,
+  ItemDetails,
   TOOL_DEFS,
   WhoArgs,
+  compareQuery,
+  detailsQuery,
   issueText,
   jsonSchema,
+  namesAmbiguous,
   renderAsk,
+  renderCompare,
+  renderDetails,
   renderSites,
   renderWho,
 } from './tools';
-import type { AskOutput, ListSitesOutput, WhoOutput } from './tools';
+import type { AskOutput, CompareOutput, DetailsOutput, ListSitesOutput, WhoOutput } from './tools';
 
 export interface McpServerDeps {
   bus: Bus;
@@ -77,7 +89,25 @@ function siteNames(site: string | string[] | undefined): string[] {
   return names;
 }
 
-function traceparentOf(extra: Extra): string {
+/**
+ * Key under AuthInfo.extra of the OpenTelemetry context active when the MCP HTTP request
+ * arrived (the plugin puts it there; the SDK hands authInfo to the tool call as extra.authInfo).
+ */
+export const OTEL_CONTEXT = 'askbus.otelContext';
+
+/** The HTTP request's context when it holds a recording span (OpenTelemetry on), else undefined. */
+function requestContext(extra: Extra): Context | undefined {
+  const ctx = extra.authInfo?.extra?.[OTEL_CONTEXT] as Context | undefined;
+  return ctx && trace.getSpan(ctx)?.isRecording() ? ctx : undefined;
+}
+
+/**
+ * The trace a tool call's bus calls join, as /ask does it: with a recording span for the HTTP
+ * request, none (the bus takes the active context, which the tools/call handler sets); otherwise the
+ * incoming W3C traceparent when it is valid, else a new trace.
+ */
+function traceparentOf(extra: Extra): string | undefined {
+  if (requestContext(extra) ?? trace.getSpan(context.active())?.isRecording()) return undefined;
   const h = extra.requestInfo?.headers.traceparent;
   const value = Array.isArray(h) ? h[0] : h;
   return value && parseTraceparent(value) ? value.trim() : newTraceparent();
@@ -97,7 +127,8 @@ export function createMcpServer(deps: McpServerDeps): Server {
       capabilities: { tools: {}, logging: {} },
       instructions:
         "askbus answers questions about the loaded sites' schema.org data. Use list_sites to see the sites, " +
-        'who to find which sites can answer a question, and ask to get ranked items.',
+        'who to find which sites can answer a question, ask to get ranked items, details to learn about one ' +
+        'named item and compare to compare two.',
     },
   );
 
@@ -137,6 +168,16 @@ export function createMcpServer(deps: McpServerDeps): Server {
     const params = CallParams.safeParse(req.params);
     if (!params.success) throw badParams(`Invalid tools/call params: ${issueText(params.error)}`);
     const { name, arguments: args = {} } = params.data;
+    // The tool's bus calls run within the HTTP request's span when there is one.
+    const ctx = requestContext(extra);
+    return ctx ? context.with(ctx, () => callTool(name, args, extra)) : callTool(name, args, extra);
+  });
+
+  async function callTool(
+    name: string,
+    args: Record<string, unknown>,
+    extra: Extra,
+  ): Promise<CallToolResult> {
     switch (name) {
       case 'ask': {
         const parsed = AskArgs.safeParse(args);
@@ -150,10 +191,28 @@ export function createMcpServer(deps: McpServerDeps): Server {
         if (!parsed.success) throw badParams(`Invalid arguments for tool who: ${issueText(parsed.error)}`);
         return whoTool(parsed.data, extra);
       }
+      case 'details': {
+        const parsed = DetailsArgs.safeParse(args);
+        if (!parsed.success)
+          throw badParams(`Invalid arguments for tool details: ${issueText(parsed.error)}`);
+        return detailsTool(parsed.data, extra);
+      }
+      case 'compare': {
+        const parsed = CompareArgs.safeParse(args);
+        if (!parsed.success)
+          throw badParams(`Invalid arguments for tool compare: ${issueText(parsed.error)}`);
+        if (namesAmbiguous(parsed.data)) {
+          throw badParams(
+            'Invalid arguments for tool compare: item1 and item2 both contain "and", "or", "vs", "with" or "to"; ' +
+              'the compare tool could not tell them apart',
+          );
+        }
+        return compareTool(parsed.data, extra);
+      }
       default:
         throw badParams(`Unknown tool: ${name} (tools: ${TOOL_DEFS.map((t) => t.name).join(', ')})`);
     }
-  });
+  }
 
   /** A time limit per call, combined with the client's cancellation of the request. */
   function limit(extra: Extra): { signal: AbortSignal; timedOut: () => boolean; dispose: () => void } {
@@ -232,6 +291,7 @@ export function createMcpServer(deps: McpServerDeps): Server {
     extra: Extra,
     signal: AbortSignal,
     step: { n: number },
+    onTool?: (m: Message) => Promise<void>,
   ): Promise<void> {
     const progressToken = extra._meta?.progressToken;
     const progress = async (message: string): Promise<void> => {
@@ -310,6 +370,15 @@ export function createMcpServer(deps: McpServerDeps): Server {
             decontextualized_query: m.decontextualized_query,
           });
           return;
+        case 'item_details':
+        case 'compare_items':
+          if (onTool) {
+            await onTool(m);
+            await progress(m.message_type);
+            return;
+          }
+          await log(extra, 'debug', { query_id: request.queryId, message: m });
+          return;
         default:
           await log(extra, 'debug', { query_id: request.queryId, message: m });
       }
@@ -340,6 +409,166 @@ export function createMcpServer(deps: McpServerDeps): Server {
     return typeof answer === 'string' && answer.trim() ? answer.trim() : undefined;
   }
 
+  /**
+   * One query over the bus within the call's time limit, into `out`; an isError result when it
+   * timed out or failed (`what` names it in the text), undefined when it ended. The client's
+   * cancellation cancels the query and throws.
+   */
+  async function attempt(
+    request: AskRequest,
+    out: AskOutput,
+    extra: Extra,
+    step: { n: number },
+    what: string,
+    onTool?: (m: Message) => Promise<void>,
+  ): Promise<CallToolResult | undefined> {
+    const lim = limit(extra);
+    try {
+      await runAsk(request, out, extra, lim.signal, step, onTool);
+      return undefined;
+    } catch (err) {
+      // Stop the query in every service, whatever stopped it here.
+      bus.cancel(request.queryId);
+      if (extra.signal.aborted) throw new McpError(ErrorCode.ConnectionClosed, 'cancelled by the client');
+      if (lim.timedOut()) {
+        const partial = out.results.length
+          ? ` ${out.results.length} results had arrived before it was stopped.`
+          : '';
+        return toolResult(
+          `${what} did not finish within ${seconds(deps.callTimeoutMs)} and was stopped.${partial} ` +
+            'Try again, ask about one site (list_sites shows them), or make the question narrower.',
+          undefined,
+          true,
+        );
+      }
+      return toolResult(`${what} failed: ${failureOf(err, ROUTER).error}`, undefined, true);
+    } finally {
+      lim.dispose();
+    }
+  }
+
+  /**
+   * Runs `query` with an explicit router tool (details, compare) and hands its answer messages
+   * to `onTool`; the other messages fill `out` as for ask. Returns the ask-shaped collection or
+   * an isError result.
+   */
+  async function runTool(
+    tool: 'details' | 'compare',
+    query: string,
+    site: string | string[] | undefined,
+    extra: Extra,
+    onTool: (m: Message) => Promise<void>,
+    what: string,
+  ): Promise<AskOutput | CallToolResult> {
+    const parsed = AskRequest.safeParse({
+      queryId: randomUUID().replaceAll('-', ''),
+      query,
+      site: siteNames(site),
+      tool,
+      maxResults: 10,
+    });
+    if (!parsed.success) throw badParams(`Invalid arguments for tool ${tool}: ${issueText(parsed.error)}`);
+    const request = parsed.data;
+    const out: AskOutput = {
+      query_id: request.queryId,
+      query: request.query,
+      site: request.site,
+      mode: request.mode,
+      results: [],
+      notes: [],
+      errors: [],
+    };
+    const failed = await attempt(request, out, extra, { n: 0 }, what, onTool);
+    if (failed) return failed;
+    // The router asked the user something instead of running the tool: pass the question on.
+    if (out.ask_user) out.notes.push(`The router asks: ${out.ask_user}`);
+    return out;
+  }
+
+  const isResult = (r: AskOutput | CallToolResult): r is CallToolResult => 'content' in r;
+
+  async function detailsTool(args: DetailsArgs, extra: Extra): Promise<CallToolResult> {
+    let item: ItemDetails | undefined;
+    const misread: string[] = [];
+    const notFound: string[] = [];
+    const query = detailsQuery(args);
+    const run = await runTool(
+      'details',
+      query,
+      args.site,
+      extra,
+      async (m) => {
+        if (m.message_type !== 'item_details') return;
+        const parsed = ItemDetails.safeParse(m);
+        if (!parsed.success)
+          misread.push(
+            `the details tool sent an answer the gateway cannot read (${issueText(parsed.error)})`,
+          );
+        // The tool says "not found" as item_details without a url.
+        else if (!parsed.data.url) notFound.push(parsed.data.details);
+        else item ??= parsed.data;
+      },
+      `Getting the details for "${query}"`,
+    );
+    if (isResult(run)) return run;
+    const out: DetailsOutput = {
+      query_id: run.query_id,
+      query: run.query,
+      site: run.site,
+      notes: [...notFound, ...run.notes],
+      errors: [...misread, ...run.errors],
+      ...(run.results.length ? { results: run.results } : {}),
+      ...(item ? { item } : {}),
+    };
+    return toolResult(renderDetails(out), out);
+  }
+
+  async function compareTool(args: CompareArgs, extra: Extra): Promise<CallToolResult> {
+    let comparison: CompareItems | undefined;
+    const misread: string[] = [];
+    const { query, swapped, note } = compareQuery(args);
+    const run = await runTool(
+      'compare',
+      query,
+      args.site,
+      extra,
+      async (m) => {
+        if (m.message_type !== 'compare_items') return;
+        const parsed = CompareItems.safeParse(m);
+        if (!parsed.success)
+          misread.push(
+            `the compare tool sent an answer the gateway cannot read (${issueText(parsed.error)})`,
+          );
+        else if (!comparison) {
+          const c = parsed.data;
+          // Back in the caller's order when the names were swapped for the query text.
+          comparison = swapped
+            ? {
+                ...c,
+                item1: c.item2,
+                item2: c.item1,
+                ...(c.table
+                  ? { table: c.table.map((r) => ({ field: r.field, item1: r.item2, item2: r.item1 })) }
+                  : {}),
+              }
+            : c;
+        }
+      },
+      `Comparing "${args.item1}" and "${args.item2}"`,
+    );
+    if (isResult(run)) return run;
+    const out: CompareOutput = {
+      query_id: run.query_id,
+      query: run.query,
+      site: run.site,
+      notes: [...(note ? [note] : []), ...run.notes],
+      errors: [...misread, ...run.errors],
+      ...(run.results.length ? { results: run.results } : {}),
+      ...(comparison ? { comparison } : {}),
+    };
+    return toolResult(renderCompare(out), out);
+  }
+
   async function askTool(args: AskArgs, extra: Extra): Promise<CallToolResult> {
     let request: AskRequest;
     const parsed = AskRequest.safeParse({
@@ -363,32 +592,8 @@ export function createMcpServer(deps: McpServerDeps): Server {
     };
     const step = { n: 0 };
     for (let round = 0; ; round++) {
-      const lim = limit(extra);
-      try {
-        await runAsk(request, out, extra, lim.signal, step);
-      } catch (err) {
-        // Stop the query in every service, whatever stopped it here.
-        bus.cancel(request.queryId);
-        if (extra.signal.aborted) throw new McpError(ErrorCode.ConnectionClosed, 'cancelled by the client');
-        if (lim.timedOut()) {
-          const partial = out.results.length
-            ? ` ${out.results.length} results had arrived before it was stopped.`
-            : '';
-          return toolResult(
-            `The search for "${request.query}" did not finish within ${seconds(deps.callTimeoutMs)} and was stopped.${partial} ` +
-              'Try again, ask about one site (list_sites shows them), or make the question narrower.',
-            undefined,
-            true,
-          );
-        }
-        return toolResult(
-          `The search for "${request.query}" failed: ${failureOf(err, ROUTER).error}`,
-          undefined,
-          true,
-        );
-      } finally {
-        lim.dispose();
-      }
+      const failed = await attempt(request, out, extra, step, `The search for "${request.query}"`);
+      if (failed) return failed;
       if (!out.ask_user || out.results.length > 0 || round >= MAX_ELICIT_ROUNDS) break;
       let answer: string | undefined;
       try {
