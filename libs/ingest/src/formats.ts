@@ -201,7 +201,14 @@ export async function* loadJson(
       .trimStart()
       .startsWith('[')
   ) {
-    const pipeline = input.pipe(jsonParser.asStream()).pipe(streamArray.asStream());
+    // pipe() does not forward errors: a parse error would be thrown out of the parser stream
+    // (an uncaught exception) and leave the array stream waiting forever. Forward them by hand.
+    const parser = jsonParser.asStream();
+    const pipeline = streamArray.asStream();
+    const fail = (err: Error): void => void pipeline.destroy(err);
+    input.on('error', fail);
+    parser.on('error', fail);
+    input.pipe(parser).pipe(pipeline);
     let record = 0;
     try {
       for await (const { value } of pipeline as AsyncIterable<{ key: number; value: unknown }>) {
@@ -386,7 +393,15 @@ export async function* loadFeed(
   file: string,
   opts: IngestOptions,
 ): AsyncGenerator<IngestEvent> {
-  const doc: unknown = xml.parse(await readAll(input, file));
+  const source = await readAll(input, file);
+  let doc: unknown;
+  try {
+    // fast-xml-parser throws on some broken XML ("<"): one error for the file, not an exception.
+    doc = xml.parse(source);
+  } catch (err) {
+    yield { kind: 'error', error: { file, reason: `bad XML: ${(err as Error).message}` } };
+    return;
+  }
   if (!isRecord(doc)) return;
   const rss = isRecord(doc.rss) ? doc.rss : undefined;
   const rdf = isRecord(doc['rdf:RDF']) ? doc['rdf:RDF'] : undefined;

@@ -66,6 +66,21 @@ const lowerOptional = (v: unknown): unknown => {
 
 const INVALID = Symbol('invalid');
 
+/**
+ * ` (got …)`: the start of a value as JSON, for error messages. A value too deep to serialise
+ * (10 000 nested arrays) must not turn a 400 into a stack overflow and a 500.
+ */
+function shownValue(given: unknown): string {
+  if (given === undefined) return '';
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(given);
+  } catch {
+    text = Array.isArray(given) ? '[…]' : typeof given === 'object' && given !== null ? '{…}' : String(given);
+  }
+  return text === undefined ? '' : ` (got ${text.slice(0, 80)})`;
+}
+
 /** `site`: comma lists, JSON arrays or repeated keys; spaces become `_`; empty means `all`. */
 function siteList(v: unknown): unknown {
   if (v === undefined || v === null) return undefined;
@@ -285,7 +300,7 @@ export function parseAsk(input: AskInput): AskCall {
     const key = String(issue?.path[0] ?? 'query');
     const name = structured ? (V055_NAME[key] ?? key) : key;
     const given = bag[key];
-    const shown = given === undefined ? '' : ` (got ${JSON.stringify(given).slice(0, 80)})`;
+    const shown = shownValue(given);
     const text = issue?.message ?? `${key} is invalid`;
     const message = text.startsWith(key) ? name + text.slice(key.length) : `${name}: ${text}`;
     throw new BadRequestError(name, message + shown);
@@ -526,7 +541,7 @@ export function parseV05(body: Bag, accept?: string): AskCall {
           body,
         )
       : undefined;
-    const shown = given === undefined ? '' : ` (got ${JSON.stringify(given).slice(0, 80)})`;
+    const shown = shownValue(given);
     const text = issue?.message ?? `${name} is invalid`;
     const message = text.startsWith(name.replace(/\[\d+\]$/, '')) ? text : `${name}: ${text}`;
     throw new V05BadRequestError(name.replace(/\[\d+\]$/, ''), message + shown, ids);
@@ -625,8 +640,7 @@ function whoError(err: z.ZodError, v05: boolean, input: Bag): never {
   const issue = err.issues[0];
   const name = (issue ? pathName(issue.path) : '') || 'query';
   const given = input[String(issue?.path[0] ?? '')];
-  const shown =
-    given === undefined || issue?.path.length !== 1 ? '' : ` (got ${JSON.stringify(given).slice(0, 80)})`;
+  const shown = issue?.path.length !== 1 ? '' : shownValue(given);
   const text = issue?.message ?? `${name} is invalid`;
   const message = (text.startsWith(name) ? text : `${name}: ${text}`) + shown;
   const field = name.replace(/\[\d+\]$/, '');

@@ -122,6 +122,9 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
     origin: '*',
     methods: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
     exposedHeaders: ['X-Query-Id'],
+    // A bare OPTIONS (no Origin / Access-Control-Request-Method) gets a 204, not the plugin's
+    // text/plain 400 "Invalid Preflight Request": every 4xx of the gateway is JSON.
+    strictPreflight: false,
   });
 
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {

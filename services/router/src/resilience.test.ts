@@ -98,7 +98,9 @@ describe('router over two real ranker replicas on a real NATS', () => {
     const [victim, survivor] = buses as [Bus, Bus];
     const started = Date.now();
     const pending = ask('kill-close-1');
-    await waitFor(() => victim.stats.inFlight > 0 && survivor.stats.inFlight > 0);
+    // Kill the victim while it holds batches; on a loaded machine the two replicas' batches need
+    // not overlap in time, so only the victim's work in flight matters here.
+    await waitFor(() => victim.stats.inFlight > 0, 10_000);
     const lost = victim.stats.inFlight;
     await victim.nc.close(); // the process died: no end marker, no heartbeat
     const msgs = await pending;
@@ -107,7 +109,8 @@ describe('router over two real ranker replicas on a real NATS', () => {
     expect(lost).toBeGreaterThan(0);
     // the survivor served its own batches and then the lost ones again
     expect(handles[1]!.stats.requests).toBeGreaterThan(10 - handles[0]!.stats.requests);
-    expect(Date.now() - started).toBeLessThan(5_000);
+    // finished by re-sending, not by running into the 10 s deadline of the ask
+    expect(Date.now() - started).toBeLessThan(9_000);
     await survivor.drain(500);
   });
 

@@ -127,6 +127,34 @@ function restError(status: number, reason: string, message: string): string {
   });
 }
 
+/** A JSON-RPC id as §4 allows it (and the SDK takes it): a string, an integer or null. */
+const validId = (id: unknown): id is string | number | null =>
+  id === null || typeof id === 'string' || Number.isInteger(id);
+
+/**
+ * Why a parsed JSON-RPC body is not a Request the SDK should see, as the error to answer with
+ * (the id echoed only when it is a valid one); undefined when it is one.
+ */
+function invalidEnvelope(
+  body: unknown,
+): { id: string | number | null; code: number; message: string } | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    const what = Array.isArray(body)
+      ? 'batches are not supported'
+      : 'the body must be a JSON-RPC request object';
+    return { id: null, code: -32600, message: `Invalid Request: ${what}` };
+  }
+  const b = body as { jsonrpc?: unknown; id?: unknown; method?: unknown };
+  const id = b.id !== undefined && validId(b.id) ? b.id : null;
+  if (b.jsonrpc !== '2.0') return { id, code: -32600, message: 'Invalid Request: jsonrpc must be "2.0"' };
+  if (b.id !== undefined && !validId(b.id))
+    return { id: null, code: -32600, message: 'Invalid Request: id must be a string, an integer or null' };
+  if (typeof b.method !== 'string')
+    return { id, code: -32600, message: 'Invalid Request: method must be a string' };
+  if (b.method.trim() === '') return { id, code: -32601, message: 'Method not found' };
+  return undefined;
+}
+
 const SEND_METHODS = new Set(['SendMessage', 'SendStreamingMessage', 'message/send', 'message/stream']);
 
 /** The message of a send request (either binding), if the body is one. */
@@ -329,6 +357,29 @@ export async function a2aPlugin(app: FastifyInstance, opts: A2aPluginOptions): P
           .send(JSON.stringify(toRestErrorBody(new RequestMalformedError('Invalid JSON payload.'), 400)));
       }
       return false;
+    }
+    // JSON-RPC 2.0 §5.1: a body that is not a Request object is an Invalid Request (-32600), an
+    // empty method name is not found (-32601); the SDK answered both with -32602 and echoed ids
+    // of any type. A2A has no batches, so an array is an Invalid Request too.
+    if (kind === 'jsonrpc') {
+      const invalid = invalidEnvelope(rawReq.body);
+      if (invalid) {
+        void reply
+          .code(200)
+          .type(JSON_TYPE)
+          .send(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              id: invalid.id,
+              error: { code: invalid.code, message: invalid.message },
+            }),
+          );
+        return false;
+      }
+      // params MAY be omitted (§4); the SDK checks them before the method and answered an
+      // unknown method without params with -32602 instead of -32601.
+      const req = rawReq.body as { params?: unknown };
+      if (req.params === undefined) req.params = {};
     }
     // Message.parts is REQUIRED with at least one part (§4.1.4); the SDK lets an empty list in.
     const msg = messageOf(kind, req.url, rawReq.body);
