@@ -11,7 +11,7 @@
  * Tasks and push configs live in NATS JetStream KV, so a restart loses none.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -33,6 +33,7 @@ import type { ExecutorDeps } from './executor';
 import { GuardedPushSender, webhookValidator } from './push';
 import type { PushOptions } from './push';
 import { KvPushStore, KvTaskStore, PUSH_BUCKET, TASKS_BUCKET, openBucket, validating } from './store';
+import { bearerMatches, header } from '../auth';
 
 export interface A2aOptions {
   /** Serve A2A (default true). */
@@ -97,10 +98,6 @@ class TokenUser implements User {
   }
 }
 
-const header = (req: IncomingMessage, name: string): string | undefined => {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-};
 const mediaType = (req: IncomingMessage): string =>
   (header(req, 'content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase();
 
@@ -236,14 +233,7 @@ export async function a2aPlugin(app: FastifyInstance, opts: A2aPluginOptions): P
   );
   opts.onReady?.({ handler, executor, sender, taskStore });
 
-  function authorized(req: IncomingMessage): boolean {
-    if (!token) return true;
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(header(req, 'authorization') ?? '');
-    if (!m?.[1]) return false;
-    const given = Buffer.from(m[1]);
-    const want = Buffer.from(token);
-    return given.length === want.length && timingSafeEqual(given, want);
-  }
+  const authorized = (req: IncomingMessage): boolean => bearerMatches(req, token);
   const userBuilder = async (req: IncomingMessage): Promise<User> =>
     token && authorized(req) ? new TokenUser() : new UnauthenticatedUser();
   const legacyCompat = { enabled: legacy };

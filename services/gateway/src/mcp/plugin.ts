@@ -2,7 +2,7 @@
  * MCP in the gateway: Streamable HTTP at /mcp (sessions, SSE, resumability), NLWeb's plain
  * JSON-RPC POST at /mcp (one JSON answer, no session), and WebSocket at /mcp/ws.
  */
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
@@ -19,6 +19,7 @@ import { MemoryEventStore } from './event-store';
 import { OTEL_CONTEXT, createMcpServer } from './server';
 import type { McpServerDeps } from './server';
 import { WebSocketServerTransport } from './ws-transport';
+import { bearerMatches, header } from '../auth';
 
 /** WebSocket sub-protocols the server speaks (the same JSON-RPC frames under both names). */
 export const WS_SUBPROTOCOLS = ['mcp', 'mcp-v1'] as const;
@@ -59,11 +60,6 @@ interface Session {
 }
 
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-
-const header = (req: IncomingMessage, name: string): string | undefined => {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-};
 
 const rpcError = (code: number, message: string): string =>
   JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } });
@@ -130,14 +126,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     }
   }
 
-  function authorized(req: IncomingMessage): boolean {
-    if (!token) return true;
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(header(req, 'authorization') ?? '');
-    if (!m?.[1]) return false;
-    const given = Buffer.from(m[1]);
-    const want = Buffer.from(token);
-    return given.length === want.length && timingSafeEqual(given, want);
-  }
+  const authorized = (req: IncomingMessage): boolean => bearerMatches(req, token);
 
   /** Origin and token checks; false when the reply has been sent. */
   function guard(req: FastifyRequest, reply: FastifyReply): boolean {
