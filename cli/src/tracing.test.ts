@@ -1,51 +1,16 @@
-import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestCollector, type OtlpSpan, type TestCollector } from '@askbus/telemetry/testing';
 import { startTelemetry, type Telemetry } from '@askbus/telemetry';
 import { startDemoSystem, type DemoSystem } from './testing';
 import type { Running } from './up';
 
-/** One span as OTLP/HTTP JSON carries it. */
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes?: { key: string; value: { intValue?: string | number; stringValue?: string } }[];
-}
-
-/** A stand-in collector: a real HTTP server that takes OTLP/HTTP JSON trace exports. */
-function startCollector(): Promise<{ server: Server; url: string; spans: OtlpSpan[] }> {
-  const spans: OtlpSpan[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (d: Buffer) => (body += d.toString()));
-    req.on('end', () => {
-      if (req.url === '/v1/traces') {
-        const parsed = JSON.parse(body) as {
-          resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[];
-        };
-        for (const rs of parsed.resourceSpans) for (const ss of rs.scopeSpans) spans.push(...ss.spans);
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => {
-      const addr = server.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      resolve({ server, url: `http://127.0.0.1:${port}`, spans });
-    }),
-  );
-}
-
-let collector: Awaited<ReturnType<typeof startCollector>>;
+let collector: TestCollector;
 let telemetry: Telemetry;
 let system: DemoSystem;
 let running: Running;
 
 beforeAll(async () => {
-  collector = await startCollector();
+  collector = await startTestCollector();
   // The SDK reads the standard variables itself; this test file runs in a process of its own.
   process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.url;
   process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json';

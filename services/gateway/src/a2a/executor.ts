@@ -15,8 +15,8 @@ import type { Bus } from '@askbus/bus';
 import { AskRequest, contracts } from '@askbus/contracts';
 import type { Message, ResultItem } from '@askbus/contracts';
 import { failureOf } from '../errors';
-import { AskArgs, WhoArgs, issueText, renderAsk, renderSites, renderWho } from '../mcp/tools';
-import type { AskOutput, WhoOutput } from '../mcp/tools';
+import { AskArgs, WhoArgs, emptyAskOutput, issueText, renderAsk, renderSites, renderWho } from '../mcp/tools';
+import type { WhoOutput } from '../mcp/tools';
 import { rankSites } from '../who';
 
 export const SKILLS = ['ask', 'list_sites', 'who'] as const;
@@ -284,15 +284,7 @@ export class AskExecutor implements AgentExecutor {
       last?: boolean,
     ) => void,
   ): Promise<void> {
-    const out: AskOutput = {
-      query_id: request.queryId,
-      query: request.query,
-      site: request.site,
-      mode: request.mode,
-      results: [],
-      notes: [],
-      errors: [],
-    };
+    const out = emptyAskOutput(request);
     const seen = new Set<string>();
     let resultChunks = 0;
     const addResults = (items: ResultItem[]): void => {

@@ -38,6 +38,7 @@ import {
   WhoArgs,
   compareQuery,
   detailsQuery,
+  emptyAskOutput,
   issueText,
   jsonSchema,
   namesAmbiguous,
@@ -469,15 +470,7 @@ export function createMcpServer(deps: McpServerDeps): Server {
     });
     if (!parsed.success) throw badParams(`Invalid arguments for tool ${tool}: ${issueText(parsed.error)}`);
     const request = parsed.data;
-    const out: AskOutput = {
-      query_id: request.queryId,
-      query: request.query,
-      site: request.site,
-      mode: request.mode,
-      results: [],
-      notes: [],
-      errors: [],
-    };
+    const out = emptyAskOutput(request);
     const failed = await attempt(request, out, extra, { n: 0 }, what, onTool);
     if (failed) return failed;
     // The router asked the user something instead of running the tool: pass the question on.
@@ -581,15 +574,7 @@ export function createMcpServer(deps: McpServerDeps): Server {
     });
     if (!parsed.success) throw badParams(`Invalid arguments for tool ask: ${issueText(parsed.error)}`);
     request = parsed.data;
-    const out: AskOutput = {
-      query_id: request.queryId,
-      query: request.query,
-      site: request.site,
-      mode: request.mode,
-      results: [],
-      notes: [],
-      errors: [],
-    };
+    const out = emptyAskOutput(request);
     const step = { n: 0 };
     for (let round = 0; ; round++) {
       const failed = await attempt(request, out, extra, step, `The search for "${request.query}"`);

@@ -3,7 +3,7 @@
  * outputs are advertised as JSON Schema in tools/list.
  */
 import { z } from 'zod';
-import { ResultItem, SiteInfo } from '@askbus/contracts';
+import { ResultItem, SiteInfo, type AskRequest } from '@askbus/contracts';
 
 const site = z
   .union([z.string(), z.array(z.string())])
@@ -46,6 +46,19 @@ export const AskOutput = z.object({
   errors: z.array(z.string()),
 });
 export type AskOutput = z.infer<typeof AskOutput>;
+
+/** The answer to `request` before any message of the router has arrived. */
+export function emptyAskOutput(request: AskRequest): AskOutput {
+  return {
+    query_id: request.queryId,
+    query: request.query,
+    site: request.site,
+    mode: request.mode,
+    results: [],
+    notes: [],
+    errors: [],
+  };
+}
 
 export const ListSitesArgs = z.object({});
 export const ListSitesOutput = z.object({ sites: z.array(SiteInfo) });

@@ -1,6 +1,5 @@
-import { createServer } from 'node:http';
-import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestCollector, type OtlpSpan, type TestCollector } from '@askbus/telemetry/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startTelemetry } from '@askbus/telemetry';
@@ -8,44 +7,13 @@ import type { Telemetry } from '@askbus/telemetry';
 import { mcpWorld } from './testing';
 import type { McpWorld } from './testing';
 
-/** One span as OTLP/HTTP JSON carries it. */
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-}
-
-/** A stand-in collector on 127.0.0.1 that takes OTLP/HTTP JSON trace exports. */
-function startCollector(): Promise<{ server: Server; url: string; spans: OtlpSpan[] }> {
-  const spans: OtlpSpan[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (d: Buffer) => (body += d.toString()));
-    req.on('end', () => {
-      if (req.url === '/v1/traces') {
-        const parsed = JSON.parse(body) as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] };
-        for (const rs of parsed.resourceSpans) for (const ss of rs.scopeSpans) spans.push(...ss.spans);
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => {
-      const addr = server.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      resolve({ server, url: `http://127.0.0.1:${port}`, spans });
-    }),
-  );
-}
-
-let collector: Awaited<ReturnType<typeof startCollector>>;
+let collector: TestCollector;
 let telemetry: Telemetry;
 let world: McpWorld;
 let base: string;
 
 beforeAll(async () => {
-  collector = await startCollector();
+  collector = await startTestCollector();
   // The SDK reads the standard variables itself; vitest runs this file in a process of its own.
   process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.url;
   process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json';
