@@ -8,6 +8,13 @@ import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { ConfigMap, Service } from 'kubernetes-models/v1';
 import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import {
+  NATS_USERS,
+  natsPermissions,
+  passwordEnvVar,
+  renderNatsAuthConfig,
+  type NatsUser,
+} from '@askbus/bus';
 import { renderKustomization, type K8sObject } from './render';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -25,10 +32,19 @@ const models: Record<string, new (o: never) => { validate(): void }> = {
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
 };
 
+/** The Secret with one password per NATS user, read by the NATS chart and by the workloads. */
+const NATS_SECRET = 'askbus-nats-users';
+
+type EnvVar = {
+  name: string;
+  value?: string;
+  valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } };
+};
 type Container = {
   name: string;
   image: string;
   args?: string[];
+  env?: EnvVar[];
   readinessProbe?: unknown;
   livenessProbe?: unknown;
   resources?: { requests?: Record<string, string> };
@@ -78,6 +94,33 @@ for (const overlay of ['dev', 'production']) {
       }
     });
 
+    it('connects every service to NATS as its own user, the password from a Secret', () => {
+      for (const w of workloads) {
+        const [c] = w.spec.template.spec.containers;
+        const service = c!.args![0]!;
+        const env = new Map(c!.env?.map((e) => [e.name, e]));
+        expect(NATS_USERS, w.metadata.name).toContain(service);
+        expect(env.get('NATS_USER')?.value, w.metadata.name).toBe(service);
+        expect(env.get('NATS_PASSWORD')?.valueFrom?.secretKeyRef, w.metadata.name).toEqual({
+          name: NATS_SECRET,
+          key: service,
+        });
+      }
+    });
+
+    it('gives the gateway its API keys from an optional Secret, and production a rate limit', () => {
+      const gateway = workloads.find((w) => w.metadata.name === 'askbus-gateway');
+      const env = new Map(gateway!.spec.template.spec.containers[0]!.env?.map((e) => [e.name, e]));
+      expect(env.get('ASKBUS_API_KEYS')?.valueFrom?.secretKeyRef).toEqual({
+        name: 'askbus-api-keys',
+        key: 'keys',
+        optional: true,
+      });
+      const limit = env.get('ASKBUS_RATE_LIMIT_PER_MINUTE')?.value;
+      if (overlay === 'production') expect(limit).toBe('600');
+      else expect(limit).toBeUndefined();
+    });
+
     it('scales rankers with an autoscaler', () => {
       const [hpa] = of('HorizontalPodAutoscaler') as (K8sObject & {
         spec: { scaleTargetRef: { name: string }; minReplicas: number; maxReplicas: number };
@@ -115,18 +158,41 @@ for (const overlay of ['dev', 'production']) {
 }
 
 describe('deploy/nats/values.yaml', () => {
-  it('turns JetStream on for the official chart', () => {
-    const values = parse(readFileSync(join(here, 'nats/values.yaml'), 'utf8')) as {
-      config: { jetstream: { enabled: boolean } };
+  const values = parse(readFileSync(join(here, 'nats/values.yaml'), 'utf8')) as {
+    config: {
+      jetstream: { enabled: boolean };
+      merge: { authorization: { users: { user: NatsUser; password: string; permissions: unknown }[] } };
     };
+    container: { env: Record<string, EnvVar> };
+  };
+
+  it('turns JetStream on for the official chart', () => {
     expect(values.config.jetstream.enabled).toBe(true);
+  });
+
+  it('has a NATS user per service with exactly the permissions generated from the contracts', () => {
+    const users = values.config.merge.authorization.users;
+    expect(users.map((u) => u.user)).toEqual(NATS_USERS);
+    for (const u of users) {
+      expect(u.permissions, `permissions of ${u.user}`).toEqual(natsPermissions(u.user));
+      // The chart writes << … >> unquoted: nats-server reads $NATS_PASSWORD_<USER> from its environment.
+      expect(u.password).toBe(`<< $${passwordEnvVar(u.user)} >>`);
+      expect(values.container.env[passwordEnvVar(u.user)]?.valueFrom?.secretKeyRef).toEqual({
+        name: NATS_SECRET,
+        key: u.user,
+      });
+    }
+  });
+
+  it('ships deploy/nats/auth.conf as renderNatsAuthConfig renders it', () => {
+    expect(readFileSync(join(here, 'nats/auth.conf'), 'utf8')).toBe(renderNatsAuthConfig());
   });
 });
 
 describe('docker-compose.yml', () => {
   it('runs the same services as the manifests, and NATS with JetStream', () => {
-    const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8')) as {
-      services: Record<string, { command?: string[] }>;
+    const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+      services: Record<string, { command?: string[]; environment?: Record<string, string> }>;
     };
     const commands = Object.entries(compose.services)
       .filter(([name]) => name !== 'nats')
@@ -134,6 +200,25 @@ describe('docker-compose.yml', () => {
       .sort();
     expect(commands).toEqual(readdirServices());
     expect(compose.services.nats!.command).toContain('-js');
+  });
+
+  it('runs NATS with the generated users, and every service as its own user', () => {
+    const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+      services: Record<
+        string,
+        { command: string[]; environment: Record<string, string>; volumes?: string[] }
+      >;
+    };
+    const { nats, ...services } = compose.services;
+    expect(nats!.command.join(' ')).toContain('-c /etc/nats/auth.conf');
+    expect(nats!.volumes).toContain('./deploy/nats/auth.conf:/etc/nats/auth.conf:ro');
+    for (const user of NATS_USERS) expect(nats!.environment[passwordEnvVar(user)]).toBeDefined();
+    for (const [name, s] of Object.entries(services)) {
+      const user = s.command[0] as NatsUser;
+      expect(s.environment.NATS_USER, name).toBe(user);
+      expect(s.environment.NATS_PASSWORD, name).toBe(nats!.environment[passwordEnvVar(user)]);
+      expect(s.environment.NATS_URL, name).toBe('nats://nats:4222');
+    }
   });
 });
 

@@ -94,6 +94,17 @@ function applyOp(target: unknown, op: PatchOp): void {
     if (typeof next !== 'object' || next === null) throw new Error(`patch path ${op.path}: no ${key}`);
     node = next as Record<string, unknown>;
   }
+  if (Array.isArray(node)) {
+    // JSON Patch on an array: `-` appends, an index inserts (add), replaces or removes.
+    const at = last === '-' ? node.length : Number(last);
+    if (!Number.isInteger(at) || at < 0 || at > node.length)
+      throw new Error(`patch path ${op.path}: bad index`);
+    if (op.op === 'add') node.splice(at, 0, op.value);
+    else if (at >= node.length) throw new Error(`patch ${op.op} ${op.path}: nothing there`);
+    else if (op.op === 'remove') node.splice(at, 1);
+    else node[at] = op.value;
+    return;
+  }
   if (op.op === 'remove') delete node[last];
   else if (op.op === 'replace' && !(last in node)) throw new Error(`patch replace ${op.path}: nothing there`);
   else node[last] = op.value;

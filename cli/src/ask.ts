@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import {
   HttpError,
   UsageError,
+  apiKeyOf,
   fetchSites,
   gatewayUrl,
   streamAsk,
@@ -26,6 +27,7 @@ Options:
       --conversation-id <id>
       --json             print each NLWeb message as one JSON line, as it arrives
       --url <url>        the gateway (default: ASKBUS_URL, else ${DEFAULT_URL})
+      --api-key <key>    the API key a gateway with access control requires (default: ASKBUS_API_KEY)
   -h, --help             show this help
 
 Exit status: 0 answered, 1 the answer failed or the gateway is unreachable, 2 usage error.
@@ -40,6 +42,8 @@ Lists the sites a running askbus gateway can answer about, with their item count
 Options:
       --json        print the gateway's JSON answer
       --url <url>   the gateway (default: ASKBUS_URL, else ${DEFAULT_URL})
+      --api-key <key>
+                    the API key a gateway with access control requires (default: ASKBUS_API_KEY)
   -h, --help        show this help
 `;
 
@@ -267,6 +271,7 @@ export async function runAsk(argv: string[], io: Io): Promise<number> {
   let values: ReturnType<typeof parseAskArgs>['values'];
   let positionals: string[];
   let base: string;
+  let apiKey: string | undefined;
   let maxResults: number | undefined;
   try {
     ({ values, positionals } = parseAskArgs(argv));
@@ -279,6 +284,7 @@ export async function runAsk(argv: string[], io: Io): Promise<number> {
     }
     maxResults = intOption('--max', values.max, 1, 100);
     base = gatewayUrl(values.url, io.env);
+    apiKey = apiKeyOf(values['api-key'], io.env);
     if (positionals.join(' ').trim() === '') throw new UsageError('a question is required');
   } catch (err) {
     return usageFailure('ask', err, ASK_USAGE, io);
@@ -304,7 +310,7 @@ export async function runAsk(argv: string[], io: Io): Promise<number> {
       }
     : (m: NlwebMessage) => printer.message(m);
   try {
-    const { ended } = await streamAsk(base, params, onMessage, io.signal);
+    const { ended } = await streamAsk(base, params, onMessage, io.signal, apiKey);
     printer.finish();
     if (!ended) {
       io.err('askbus ask: the answer was cut off: the connection closed before the end of the answer\n');
@@ -333,6 +339,7 @@ function parseAskArgs(argv: string[]) {
         'conversation-id': { type: 'string' },
         json: { type: 'boolean' },
         url: { type: 'string' },
+        'api-key': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -345,6 +352,7 @@ function parseAskArgs(argv: string[]) {
 export async function runSites(argv: string[], io: Io): Promise<number> {
   let json = false;
   let base: string;
+  let apiKey: string | undefined;
   try {
     let values;
     try {
@@ -353,6 +361,7 @@ export async function runSites(argv: string[], io: Io): Promise<number> {
         options: {
           json: { type: 'boolean' },
           url: { type: 'string' },
+          'api-key': { type: 'string' },
           help: { type: 'boolean', short: 'h' },
         },
       }));
@@ -365,11 +374,12 @@ export async function runSites(argv: string[], io: Io): Promise<number> {
     }
     json = Boolean(values.json);
     base = gatewayUrl(values.url, io.env);
+    apiKey = apiKeyOf(values['api-key'], io.env);
   } catch (err) {
     return usageFailure('sites', err, SITES_USAGE, io);
   }
   try {
-    const body = await fetchSites(base, io.signal);
+    const body = await fetchSites(base, io.signal, apiKey);
     if (json) {
       io.out(JSON.stringify(body) + '\n');
       return 0;

@@ -10,7 +10,8 @@ Usage: askbus <command> [options]
 Commands:
   up        start NATS (or use NATS_URL), every service, load the demo sites, serve HTTP
   ask       ask a running gateway a question; prints results as they stream in
-            (askbus ask --help: --site, --mode, --max, --json, --url / ASKBUS_URL)
+            (askbus ask --help: --site, --mode, --max, --json, --url / ASKBUS_URL,
+            --api-key / ASKBUS_API_KEY for a gateway that requires keys)
   sites     list the sites a running gateway can answer about (askbus sites --help)
   load      load schema.org data (files, a directory, an http(s) URL) into the retriever;
             askbus load --help for formats and options (uses NATS_URL)

@@ -20,6 +20,19 @@ export function gatewayUrl(flag: string | undefined, env: NodeJS.ProcessEnv = pr
   return url.href.replace(/\/+$/, '');
 }
 
+/**
+ * The API key to send (a gateway with access control requires one): --api-key, else
+ * ASKBUS_API_KEY; undefined for none.
+ */
+export function apiKeyOf(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const key = (flag ?? env.ASKBUS_API_KEY ?? '').trim();
+  if (key === '') return undefined;
+  if (!/^[\x21-\x7e]+$/.test(key)) {
+    throw new UsageError('--api-key (or ASKBUS_API_KEY) must be printable ASCII without spaces');
+  }
+  return key;
+}
+
 /** A mistake in the command line: exit code 2 and the command's usage. */
 export class UsageError extends Error {}
 
@@ -30,8 +43,9 @@ export class HttpError extends Error {
     readonly body: Record<string, unknown> | undefined,
     text: string,
   ) {
+    const hint = status === 401 ? ' (give an API key: --api-key or ASKBUS_API_KEY)' : '';
     super(
-      `the gateway answered HTTP ${status}: ${typeof body?.error === 'string' ? body.error : text.slice(0, 300)}`,
+      `the gateway answered HTTP ${status}: ${typeof body?.error === 'string' ? body.error : text.slice(0, 300)}${hint}`,
     );
   }
 }
@@ -78,15 +92,23 @@ export class SseParser {
   }
 }
 
+/** How a call reaches the gateway: a signal to stop it, the API key to send. */
+export interface CallOptions {
+  signal?: AbortSignal | undefined;
+  apiKey?: string | undefined;
+}
+
 async function get(
   url: string,
   base: string,
-  signal?: AbortSignal,
+  { signal, apiKey }: CallOptions = {},
   accept = 'application/json',
 ): Promise<Response> {
   let res: Response;
+  const headers: Record<string, string> = { accept };
+  if (apiKey) headers.authorization = `Bearer ${apiKey}`;
   try {
-    res = await fetch(url, { headers: { accept }, ...(signal ? { signal } : {}) });
+    res = await fetch(url, { headers, ...(signal ? { signal } : {}) });
   } catch (err) {
     if (signal?.aborted) throw err;
     throw new UnreachableError(base, err);
@@ -134,8 +156,9 @@ export async function streamAsk(
   p: AskParams,
   onMessage: (m: NlwebMessage) => void,
   signal?: AbortSignal,
+  apiKey?: string,
 ): Promise<{ ended: boolean }> {
-  const res = await get(askUrl(base, p), base, signal, 'text/event-stream');
+  const res = await get(askUrl(base, p), base, { signal, apiKey }, 'text/event-stream');
   if (!res.body) return { ended: false };
   const parser = new SseParser();
   const decoder = new TextDecoder();
@@ -173,7 +196,7 @@ export interface SitesBody {
   details?: { name: string; itemCount?: number; types?: string[] }[];
 }
 
-export async function fetchSites(base: string, signal?: AbortSignal): Promise<SitesBody> {
-  const res = await get(`${base}/sites?streaming=false`, base, signal);
+export async function fetchSites(base: string, signal?: AbortSignal, apiKey?: string): Promise<SitesBody> {
+  const res = await get(`${base}/sites?streaming=false`, base, { signal, apiKey });
   return (await res.json()) as SitesBody;
 }

@@ -1,9 +1,12 @@
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import { contracts, SiteName, type StoredItem } from '@askbus/contracts';
-import { connectBus, type Bus } from '@askbus/bus';
+import { BusError, connectBus, type Bus } from '@askbus/bus';
 import { FORMATS, loadSource, type Format, type IngestError } from '@askbus/ingest';
 import { natsUrlFor } from './data-dir';
+
+/** How long a batch is resent while no retriever answers (a restarting retriever needs a while). */
+const DEFAULT_RETRY_FOR_MS = 60_000;
 
 export const loadUsage = `Usage: askbus load <file|dir|url> --site NAME [options]
        askbus load --site NAME --delete-site
@@ -18,6 +21,8 @@ Options:
   --delete-site     remove the site's items first (alone: only remove them)
   --type TYPE       @type for records without one (CSV rows, JSON lines)
   --format FORMAT   ${FORMATS.join(' | ')} (default: by extension and content)
+  --retry-for SECS  when the retriever goes away mid-load, resend the batch for this long
+                    before giving up (default ${DEFAULT_RETRY_FOR_MS / 1000})
   --quiet           no progress bar
 
 Environment: NATS_URL — the NATS server the retriever listens on; without it, the server a running
@@ -28,6 +33,12 @@ Environment: NATS_URL — the NATS server the retriever listens on; without it, 
 export const MAX_BATCH_BYTES = 700_000;
 const MAX_BATCH_ITEMS = 2_000;
 const UPSERT_TIMEOUT_MS = 120_000;
+/** While a batch is in flight, how often to ask whether any retriever is there at all. */
+const PROBE_EVERY_MS = 500;
+const FIRST_BACKOFF_MS = 250;
+const MAX_BACKOFF_MS = 4_000;
+/** Failures that mean the retriever is gone (for now); upsert and delete are idempotent, so resending is safe. */
+const RETRIEVER_GONE = new Set(['no_responders', 'timeout', 'deadline_exceeded']);
 
 export interface LoadOptions {
   source?: string;
@@ -38,10 +49,32 @@ export interface LoadOptions {
   /** A progress bar on stderr (only when it is a terminal). */
   progress?: boolean;
   batchBytes?: number;
+  /** How long to resend a batch while no retriever answers (default 60 s). */
+  retryForMs?: number;
+  /** Told of each batch the retriever acknowledged (it is durable there once acknowledged). */
+  onAcknowledged?: (items: readonly StoredItem[]) => void;
+  /** Told when a request is resent because the retriever went away. */
+  onRetry?: (reason: string) => void;
+}
+
+/** The retriever went away mid-load and did not come back in time. */
+export class LoadInterruptedError extends Error {
+  override name = 'LoadInterruptedError';
+  constructor(
+    message: string,
+    /** Items the retriever acknowledged before it went away: those are stored. */
+    readonly acknowledged: number,
+  ) {
+    super(message);
+  }
 }
 
 export interface LoadSummary {
   loaded: number;
+  /** Items the retriever acknowledged (stored durably); equals `loaded` after a complete load. */
+  acknowledged: number;
+  /** Requests resent because the retriever went away. */
+  retries: number;
   skipped: number;
   /** Skipped records by reason, most frequent first. */
   reasons: { reason: string; count: number }[];
@@ -65,6 +98,8 @@ export async function runLoad(bus: Bus, opts: LoadOptions): Promise<LoadSummary>
   const maxBytes = opts.batchBytes ?? MAX_BATCH_BYTES;
   const summary: LoadSummary = {
     loaded: 0,
+    acknowledged: 0,
+    retries: 0,
     skipped: 0,
     reasons: [],
     errors: [],
@@ -81,9 +116,27 @@ export async function runLoad(bus: Bus, opts: LoadOptions): Promise<LoadSummary>
     if (summary.errors.length < MAX_KEPT_ERRORS) summary.errors.push(error);
   };
 
+  const retrying = <T>(what: string, send: (signal: AbortSignal) => Promise<T>): Promise<T> =>
+    sendRetrying(bus, send, {
+      retryForMs: opts.retryForMs ?? DEFAULT_RETRY_FOR_MS,
+      onRetry: (reason) => {
+        summary.retries++;
+        opts.onRetry?.(reason);
+      },
+      giveUp: (reason, waitedMs) =>
+        new LoadInterruptedError(
+          `the retriever stopped answering ${what} (${reason}) and did not come back within ` +
+            `${Math.round(waitedMs / 1000)} s. ${summary.acknowledged} items were acknowledged by the retriever ` +
+            `and are stored; running the same load again completes the site (items are replaced by URL).`,
+          summary.acknowledged,
+        ),
+    });
+
   if (opts.deleteSite) {
     summary.deleted = (
-      await bus.request(contracts.delete, { site }, { timeoutMs: UPSERT_TIMEOUT_MS })
+      await retrying('the delete', (signal) =>
+        bus.request(contracts.delete, { site }, { timeoutMs: UPSERT_TIMEOUT_MS, signal }),
+      )
     ).deleted;
   }
 
@@ -102,13 +155,14 @@ export async function runLoad(bus: Bus, opts: LoadOptions): Promise<LoadSummary>
   let batch: StoredItem[] = [];
   let batchSize = 2;
   const flush = async (persist: boolean): Promise<void> => {
-    const reply = await bus.request(
-      contracts.upsert,
-      { site, items: batch, persist },
-      { timeoutMs: UPSERT_TIMEOUT_MS },
+    const items = batch;
+    const reply = await retrying(`batch ${summary.batches + 1}`, (signal) =>
+      bus.request(contracts.upsert, { site, items, persist }, { timeoutMs: UPSERT_TIMEOUT_MS, signal }),
     );
     summary.total = reply.total;
     summary.batches++;
+    summary.acknowledged += items.length;
+    opts.onAcknowledged?.(items);
     batch = [];
     batchSize = 2;
   };
@@ -152,12 +206,88 @@ export async function runLoad(bus: Bus, opts: LoadOptions): Promise<LoadSummary>
   return summary;
 }
 
+/**
+ * Sends a request until it is answered: when no retriever answers (no_responders, a timeout, or
+ * one that vanished while the request was in flight: `probeRetriever` finds none left), it is sent again
+ * with backoff for up to `retryForMs`, so a restarted retriever picks it up. Any other failure,
+ * and running out of time, end it.
+ */
+async function sendRetrying<T>(
+  bus: Bus,
+  send: (signal: AbortSignal) => Promise<T>,
+  opts: {
+    retryForMs: number;
+    onRetry: (reason: string) => void;
+    giveUp: (reason: string, waitedMs: number) => Error;
+  },
+): Promise<T> {
+  let firstFailure: number | undefined;
+  let backoff = FIRST_BACKOFF_MS;
+  for (;;) {
+    const attempt = new AbortController();
+    const probing = new AbortController();
+    let vanished = false;
+    void probeRetriever(bus, probing.signal).then((gone) => {
+      if (gone) {
+        vanished = true;
+        attempt.abort();
+      }
+    });
+    let reason: string;
+    try {
+      return await send(attempt.signal);
+    } catch (err) {
+      const code = err instanceof BusError ? err.code : undefined;
+      if (vanished) reason = 'it vanished while a request was in flight';
+      else if (code && RETRIEVER_GONE.has(code)) reason = code;
+      else throw err;
+    } finally {
+      probing.abort();
+    }
+    const now = Date.now();
+    firstFailure ??= now;
+    if (now - firstFailure >= opts.retryForMs) throw opts.giveUp(reason, now - firstFailure);
+    opts.onRetry(reason);
+    await sleep(Math.min(backoff, firstFailure + opts.retryForMs - now));
+    backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+  }
+}
+
+/**
+ * Resolves true once no retriever is left to answer (`no_responders`); false when stopped.
+ * A busy retriever may answer slowly: only "nobody is there" counts.
+ */
+async function probeRetriever(bus: Bus, stop: AbortSignal): Promise<boolean> {
+  while (!stop.aborted) {
+    await sleep(PROBE_EVERY_MS, stop);
+    if (stop.aborted) return false;
+    try {
+      await bus.request(contracts.sites, {}, { timeoutMs: UPSERT_TIMEOUT_MS, signal: stop });
+    } catch (err) {
+      if (err instanceof BusError && err.code === 'no_responders') return true;
+    }
+  }
+  return false;
+}
+
+const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+
 export function formatSummary(site: string, s: LoadSummary): string {
   const lines = [
     `${site}: loaded ${s.loaded} items, skipped ${s.skipped}${s.deleted ? `, deleted ${s.deleted} first` : ''} in ${s.seconds.toFixed(1)} s` +
       (s.loaded ? ` (${Math.round(s.loaded / Math.max(s.seconds, 1e-3))} items/s)` : '') +
       `; the retriever now holds ${s.total} items`,
   ];
+  if (s.retries) lines.push(`  resent ${s.retries}× after the retriever went away`);
   for (const r of s.reasons) lines.push(`  skipped ${r.count}× ${r.reason}`);
   for (const e of s.errors) {
     const where = e.line !== undefined ? `:${e.line}` : e.record !== undefined ? ` record ${e.record}` : '';
@@ -177,6 +307,7 @@ export async function loadMain(argv: string[]): Promise<void> {
       'delete-site': { type: 'boolean' },
       type: { type: 'string' },
       format: { type: 'string' },
+      'retry-for': { type: 'string' },
       quiet: { type: 'boolean', short: 'q' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -192,6 +323,10 @@ export async function loadMain(argv: string[]): Promise<void> {
   if (values.format && !FORMATS.includes(values.format as Format)) {
     throw new Error(`unknown --format "${values.format}" (one of ${FORMATS.join(', ')})`);
   }
+  const retryFor = values['retry-for'] === undefined ? undefined : Number(values['retry-for']);
+  if (retryFor !== undefined && !(retryFor >= 0)) {
+    throw new Error(`--retry-for takes seconds, not "${values['retry-for']}"`);
+  }
   const bus = await connectBus({ service: 'askbus-load', servers: natsUrlFor() });
   try {
     const summary = await runLoad(bus, {
@@ -201,6 +336,8 @@ export async function loadMain(argv: string[]): Promise<void> {
       ...(values['delete-site'] ? { deleteSite: true } : {}),
       ...(values.type ? { defaultType: values.type } : {}),
       ...(values.format ? { format: values.format as Format } : {}),
+      ...(retryFor !== undefined ? { retryForMs: retryFor * 1000 } : {}),
+      onRetry: (reason) => console.error(`askbus load: no answer from the retriever (${reason}); resending`),
     });
     console.log(formatSummary(values.site, summary));
   } finally {

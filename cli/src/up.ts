@@ -7,7 +7,9 @@ import {
   onShutdown,
   startNatsServer,
   type Bus,
+  type ConnectOptions,
   type NatsServerHandle,
+  type NatsUser,
 } from '@askbus/bus';
 import { loadDemoSites } from '@askbus/demo-data';
 import { buildGateway } from '@askbus/gateway';
@@ -32,6 +34,12 @@ export interface UpOptions {
   /** Simulated model latency per ranking call, for demonstrations and tests (0: none). */
   rankDelayMs: number;
   log: (line: string) => void;
+  /**
+   * Each service's own NATS credentials (its user of @askbus/bus natsPermissions); the demo
+   * sites then load as `loader`. Without it every connection uses NATS_USER/NATS_PASSWORD,
+   * NATS_TOKEN or NATS_CREDS when set, and the gateway's connection loads the demo sites.
+   */
+  natsCredentials?: (user: NatsUser) => Pick<ConnectOptions, 'user' | 'pass' | 'token' | 'credsFile'>;
 }
 
 export function upOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): UpOptions {
@@ -89,7 +97,13 @@ export async function up(opts: UpOptions): Promise<Running> {
 
   const log = (service: string) => (level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>) =>
     console[level](JSON.stringify({ level, service, msg, ...fields }));
-  const connect = (service: string) => connectBus({ servers: natsUrl, service, log: log(service) });
+  const connect = (service: NatsUser | 'askbus-load') =>
+    connectBus({
+      servers: natsUrl,
+      service,
+      log: log(service),
+      ...opts.natsCredentials?.(service === 'askbus-load' ? 'loader' : service),
+    });
 
   const retrieverBus = await connect('retriever');
   await startRetriever(retrieverBus, { dataDir: join(opts.dataDir, 'index') });
@@ -117,7 +131,15 @@ export async function up(opts: UpOptions): Promise<Running> {
   const gatewayBus = await connect('gateway');
   await Promise.all([retrieverBus, ...rankerBuses, routerBus, ...toolBuses].map((b) => b.nc.flush()));
 
-  if (opts.demo) await loadMissingDemoSites(gatewayBus, opts.log);
+  if (opts.demo && opts.natsCredentials) {
+    // The gateway may not write the index; the loader's user may.
+    const loaderBus = await connect('askbus-load');
+    try {
+      await loadMissingDemoSites(loaderBus, opts.log);
+    } finally {
+      await loaderBus.drain(5_000);
+    }
+  } else if (opts.demo) await loadMissingDemoSites(gatewayBus, opts.log);
 
   const buses = [gatewayBus, routerBus, ...toolBuses, ...rankerBuses, retrieverBus];
   const metrics = createRegistry();

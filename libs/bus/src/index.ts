@@ -5,3 +5,6 @@ export * from './headers';
 export * from './nats-server';
 export * from './run';
 export * from './trace';
+export * from './permissions';
+export * from './permissions-config';
+export * from './permissions-violations';

@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { AuthorizationError } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 
 /** The nats-server binary: NATS_SERVER_BIN, else the PATH, else Debian's /usr/sbin. */
@@ -37,13 +38,22 @@ export interface NatsServerHandle {
   stop(): Promise<void>;
 }
 
+export interface NatsServerOptions {
+  port?: number;
+  storeDir?: string;
+  /** Config file text (e.g. renderNatsAuthConfig()); the command line's address, port and JetStream still apply. */
+  config?: string;
+  /** A config file to load instead of `config`. */
+  configFile?: string;
+  /** Extra environment of the server, for the config's `$VAR` references. */
+  env?: Record<string, string>;
+}
+
 /**
  * Starts a nats-server of our own (JetStream on, loopback only) on a free port, or `port`,
  * and resolves once it accepts clients.
  */
-export async function startNatsServer(
-  opts: { port?: number; storeDir?: string } = {},
-): Promise<NatsServerHandle> {
+export async function startNatsServer(opts: NatsServerOptions = {}): Promise<NatsServerHandle> {
   const bin = findNatsServer();
   if (!bin) {
     throw new Error(
@@ -54,8 +64,15 @@ export async function startNatsServer(
   const port = opts.port ?? (await freePort());
   const ownStore = !opts.storeDir;
   const storeDir = opts.storeDir ?? mkdtempSync(join(tmpdir(), 'askbus-nats-'));
-  const child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], {
+  let configFile = opts.configFile;
+  if (opts.config !== undefined && !configFile) {
+    configFile = join(storeDir, 'nats-server.conf');
+    writeFileSync(configFile, opts.config, { mode: 0o600 });
+  }
+  const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir];
+  const child = spawn(bin, configFile ? ['-c', configFile, ...args] : args, {
     stdio: ['ignore', 'ignore', 'pipe'],
+    ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}),
   });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
@@ -67,7 +84,9 @@ export async function startNatsServer(
       const nc = await connect({ servers: url, reconnect: false, timeout: 500 });
       await nc.close();
       break;
-    } catch {
+    } catch (err) {
+      // A server with authorization refuses us, which shows it is up.
+      if (err instanceof AuthorizationError) break;
       if (Date.now() - started > 10_000) {
         child.kill('SIGKILL');
         throw new Error(`nats-server did not accept clients on ${url} within 10 s: ${stderr}`);

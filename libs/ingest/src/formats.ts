@@ -3,8 +3,9 @@ import { createInterface } from 'node:readline';
 import { parse as parseCsv } from 'csv-parse';
 import { XMLParser } from 'fast-xml-parser';
 import { Parser as HtmlParser } from 'htmlparser2';
-import { parser as jsonParser } from 'stream-json';
-import { streamArray } from 'stream-json/streamers/stream-array.js';
+import { StringDecoder } from 'node:string_decoder';
+import { jsonParser } from 'stream-json/core/parser.js';
+import { streamArray } from 'stream-json/core/streamers/stream-array.js';
 import { isRecord, jsonLdEvents, nodeToItem, type IngestEvent, type IngestOptions } from './items';
 
 export type Format = 'json' | 'jsonl' | 'tsv' | 'csv' | 'html' | 'feed';
@@ -201,30 +202,7 @@ export async function* loadJson(
       .trimStart()
       .startsWith('[')
   ) {
-    // pipe() does not forward errors: a parse error would be thrown out of the parser stream
-    // (an uncaught exception) and leave the array stream waiting forever. Forward them by hand.
-    const parser = jsonParser.asStream();
-    const pipeline = streamArray.asStream();
-    const fail = (err: Error): void => void pipeline.destroy(err);
-    input.on('error', fail);
-    parser.on('error', fail);
-    input.pipe(parser).pipe(pipeline);
-    let record = 0;
-    try {
-      for await (const { value } of pipeline as AsyncIterable<{ key: number; value: unknown }>) {
-        record++;
-        yield* jsonLdEvents(value, opts, { file, record });
-      }
-    } catch (err) {
-      yield {
-        kind: 'error',
-        error: {
-          file,
-          record: record + 1,
-          reason: `bad JSON, rest of file skipped: ${(err as Error).message}`,
-        },
-      };
-    }
+    yield* loadJsonArray(input, file, opts);
     return;
   }
   const text = await readAll(input, file);
@@ -236,6 +214,87 @@ export async function* loadJson(
     return;
   }
   yield* jsonLdEvents(value, opts, { file, line: 1 });
+}
+
+// stream-json's core stages return `none` or `many([...])`, marked with these global symbols.
+const NONE = Symbol.for('object-stream.none');
+const MANY = Symbol.for('object-stream.many');
+const valuesOf = <T>(out: unknown): T[] =>
+  out === NONE ? [] : (out as { [MANY]?: number })[MANY] === 1 ? (out as { values: T[] }).values : [out as T];
+
+/**
+ * Pieces of text that end after each `,` `]` `}` and line break: an array element ends at one of
+ * them, so the parser has emitted its tokens before it meets an error later in the same chunk (it
+ * drops the tokens of a call that fails), and the line of a failing piece is known.
+ */
+function* pieces(text: string): Generator<string> {
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x2c || c === 0x5d || c === 0x7d || c === 0x0a) {
+      yield text.slice(start, i + 1);
+      start = i + 1;
+    }
+  }
+  if (start < text.length) yield text.slice(start);
+}
+
+type Token = Parameters<ReturnType<typeof streamArray>>[0];
+
+/**
+ * A top-level JSON array, element by element, through stream-json's core tokenizer and array
+ * streamer driven by hand: every element before a parse error comes out, then one error with
+ * the number of the element and the line where the parser failed.
+ */
+async function* loadJsonArray(
+  input: Readable,
+  file: string,
+  opts: IngestOptions,
+): AsyncGenerator<IngestEvent> {
+  const parse = jsonParser({ streamValues: false });
+  const elements = streamArray();
+  const decoder = new StringDecoder('utf8');
+  let record = 0;
+  let line = 1;
+  /** The events of the elements that `text` completes (NONE: the end of the input). */
+  function* feed(text: string | typeof NONE): Generator<IngestEvent> {
+    for (const token of valuesOf<Token>(parse(text as string)))
+      for (const { value } of valuesOf<{ value: unknown }>(elements(token))) {
+        record++;
+        yield* jsonLdEvents(value, opts, { file, record });
+      }
+  }
+  function* feedText(text: string): Generator<IngestEvent> {
+    for (const piece of pieces(text)) {
+      yield* feed(piece);
+      if (piece.endsWith('\n')) line++;
+    }
+  }
+  try {
+    let first = true;
+    for await (const chunk of input as AsyncIterable<Buffer>) {
+      let text = decoder.write(chunk);
+      if (first && text !== '') {
+        text = text.replace(/^\uFEFF/, '');
+        first = false;
+      }
+      yield* feedText(text);
+    }
+    yield* feedText(decoder.end());
+    yield* feed(NONE);
+  } catch (err) {
+    yield {
+      kind: 'error',
+      error: {
+        file,
+        line,
+        record: record + 1,
+        reason: `bad JSON, rest of file skipped: ${(err as Error).message}`,
+      },
+    };
+  } finally {
+    input.destroy();
+  }
 }
 
 /** Sets `a.b.c` in an object, so CSV columns like `author.name` become nested properties. */

@@ -262,18 +262,84 @@ describe('counterexamples found by the properties', () => {
   });
 
   it('a JSON array broken mid-way is reported as an error, not an uncaught exception and a hang', async () => {
-    // stream-json's parse error used to escape as an uncaught exception and hang the loader.
-    // Left: elements parsed in the same chunk before the error are not yielded (all-in-one
-    // chunk here), so this asserts a prefix only.
+    // stream-json's parse error used to escape as an uncaught exception and hang the loader; and
+    // the elements parsed in the same chunk before the error were lost (see the next describe).
     const text = `[${JSON.stringify(item(0))},${JSON.stringify(item(1))},{,}]`;
     const { items, errors } = await load(text, 'json', 'x.json');
-    expect([item(0).url, item(1).url].slice(0, items.length)).toEqual(items.map((i) => i.url));
+    expect(items.map((i) => i.url)).toEqual([item(0).url, item(1).url]);
     expect(errors).toEqual([
       {
         file: 'x.json',
-        record: items.length + 1,
+        line: 1,
+        record: 3,
         reason: expect.stringMatching(/^bad JSON, rest of file skipped/),
       },
     ]);
+  });
+});
+
+describe('JSON arrays: a parse error keeps every element before it', () => {
+  /** Loads `text` split into chunks of `size` bytes, as a file stream would deliver it. */
+  async function loadChunked(text: string, size: number) {
+    const buf = Buffer.from(text);
+    const chunks: Buffer[] = [];
+    for (let i = 0; i < buf.length; i += size) chunks.push(buf.subarray(i, i + size));
+    const items: StoredItem[] = [];
+    const errors: IngestError[] = [];
+    for await (const e of loadStream(Readable.from(chunks), 'x.json', { site: 'fuzz', format: 'json' })) {
+      if (e.kind === 'item') items.push(e.item);
+      else errors.push(e.error);
+    }
+    return { items, errors };
+  }
+
+  // Before the fix, stream-json dropped the tokens of the chunk that held the error: with one
+  // chunk (a small file) not one item came out.
+  it.each([
+    ['in the first (only) chunk', 1 << 20],
+    ['in a later chunk', 256],
+    ['right at a chunk boundary', 1],
+  ])('error %s: the items before it, then one error with the record and line', async (_, size) => {
+    const good = Array.from({ length: 5 }, (_, k) => JSON.stringify(item(k)));
+    const text = `[\n${good.join(',\n')},\n{"@type": "Movie", broken},\n${JSON.stringify(item(9))}\n]`;
+    const { items, errors } = await loadChunked(text, size);
+    expect(items.map((i) => i.url)).toEqual(Array.from({ length: 5 }, (_, k) => item(k).url));
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ file: 'x.json', record: 6, line: 7 });
+    expect(errors[0]!.reason).toMatch(/^bad JSON, rest of file skipped/);
+  });
+
+  it('a truncated array: the complete elements, then one error', async () => {
+    const text = `[${JSON.stringify(item(0))},${JSON.stringify(item(1))},{"@type":"Mov`;
+    const { items, errors } = await loadChunked(text, 1 << 20);
+    expect(items).toHaveLength(2);
+    expect(errors).toEqual([expect.objectContaining({ file: 'x.json', record: 3, line: 1 })]);
+  });
+
+  it('property: garbage anywhere, any chunk size: every element before it comes out', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 12 }),
+        fc.integer({ min: 0, max: 4 }),
+        fc.constantFrom('}', 'x', '"', ',,', ']]', '{"a" 1}', '\u0000', 'tru'),
+        fc.integer({ min: 1, max: 600 }),
+        fc.boolean(),
+        async (before, after, junk, size, newlines) => {
+          const sep = newlines ? ',\n' : ',';
+          const head = Array.from({ length: before }, (_, k) => JSON.stringify(item(k)));
+          const tail = Array.from({ length: after }, (_, k) => JSON.stringify(item(100 + k)));
+          const text = `[${[...head, junk, ...tail].join(sep)}]`;
+          const { items, errors } = await loadChunked(text, size);
+          expect(items.map((i) => i.url)).toEqual(head.map((_, k) => item(k).url));
+          expect(errors).toHaveLength(1);
+          expect(errors[0]).toMatchObject({ file: 'x.json', record: before + 1 });
+          // the error's line: the junk's (each element on its own line) or, when the parser needs
+          // to read on to see the fault (an open string, an unfinished literal), a later one
+          if (newlines) expect(errors[0]!.line).toBeGreaterThanOrEqual(before + 1);
+          if (junk !== '"' && junk !== 'tru') expect(errors[0]!.line).toBe(newlines ? before + 1 : 1);
+        },
+      ),
+      FC,
+    );
   });
 });

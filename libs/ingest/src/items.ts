@@ -3,7 +3,7 @@ import type { StoredItem } from '@askbus/contracts';
 /** A record that could not be loaded: where it is, and why. Nothing else is lost. */
 export interface IngestError {
   file: string;
-  /** 1-based line of the record (JSON arrays: the line where the element starts is unknown, see `record`). */
+  /** 1-based line of the record (JSON arrays: the line where the parser met the error; see `record`). */
   line?: number;
   /** 1-based position of the record in a JSON array. */
   record?: number;

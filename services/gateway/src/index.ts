@@ -31,7 +31,11 @@ import { chatRoutes } from './chat/index';
 import { mcpPlugin } from './mcp/index';
 import type { McpOptions } from './mcp/index';
 import { a2aPlugin } from './a2a/index';
+import { REST_PATH } from './a2a/card';
+import { RequestMalformedError, toRestErrorBody } from '@a2a-js/sdk/errors';
 import type { A2aOptions } from './a2a/index';
+import { accessConfig, accessLayer, sendPendingRefusal } from './access';
+import type { AuthOptions } from './access';
 import { JsonCollector, KEEPALIVE, SSE_HEADERS, SseRenderer, errorBody, sseFrame } from './render';
 
 export { parseAsk, parseForm, flattenV055, parseV05, parseWho, isV05Body } from './dialect';
@@ -43,6 +47,8 @@ export type { SiteRank, WhoQuery } from './who';
 export { BadRequestError, failureOf, httpStatusOf } from './errors';
 export type { BadRequestBody, Failure } from './errors';
 export { JsonCollector, SseRenderer, SSE_HEADERS, sseFrame, resultItems, v055Meta } from './render';
+export { AccessConfigError, accessConfig } from './access';
+export type { AuthOptions } from './access';
 
 export interface GatewayOptions {
   /** Interval of `: keepalive` comments on SSE responses (ms). */
@@ -57,7 +63,13 @@ export interface GatewayOptions {
   shutdownGraceMs?: number;
   /** Prometheus registry served at /metrics (askbus up: every service's bus in one process). */
   metrics?: Registry;
-  /** Bearer token MCP clients must send (else env ASKBUS_MCP_TOKEN; none: open). */
+  /**
+   * API keys every public surface then requires (else env ASKBUS_API_KEYS / ASKBUS_API_KEYS_FILE),
+   * the per-client rate limit and stream cap (else ASKBUS_RATE_LIMIT_PER_MINUTE /
+   * ASKBUS_MAX_STREAMS_PER_CLIENT). See access.ts.
+   */
+  auth?: AuthOptions;
+  /** A key valid for MCP only (else env ASKBUS_MCP_TOKEN). */
   mcpAuthToken?: string;
   /** MCP at /mcp and /mcp/ws: origins, time limits, keep-alives. */
   mcp?: McpOptions;
@@ -113,19 +125,46 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
   const version = opts.version ?? packageVersion();
   const startedAt = Date.now();
   const running = new Set<Running>();
+  // Read first: a bad access configuration stops the start before anything listens.
+  const access = accessConfig(opts.auth, {
+    mcp: opts.mcpAuthToken ?? opts.mcp?.authToken ?? (process.env.ASKBUS_MCP_TOKEN || undefined),
+    a2a: opts.a2a?.authToken ?? (process.env.ASKBUS_A2A_TOKEN || undefined),
+  });
 
-  const app = Fastify({ logger: (opts.logger ?? false) as FastifyServerOptions['logger'] });
+  const app = Fastify({
+    logger: (opts.logger ?? false) as FastifyServerOptions['logger'],
+    // A path that is no valid percent-encoding fails before any route (FST_ERR_BAD_URL): the A2A
+    // REST binding answers it in its own error form, every other surface in NLWeb's.
+    frameworkErrors: (err, req, reply: FastifyReply) =>
+      void reply
+        .code(400)
+        .type(req.url.startsWith(`${REST_PATH}/`) ? 'application/a2a+json' : 'application/json')
+        .send(
+          req.url.startsWith(`${REST_PATH}/`)
+            ? toRestErrorBody(new RequestMalformedError(err.message), 400)
+            : new BadRequestError('request', err.message).toBody(),
+        ),
+  });
   // A span per HTTP request; a no-op unless an OpenTelemetry SDK is registered (libs/telemetry).
   await app.register(new FastifyOtelInstrumentation().plugin());
 
   await app.register(cors, {
     origin: '*',
     methods: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
-    exposedHeaders: ['X-Query-Id'],
+    exposedHeaders: [
+      'X-Query-Id',
+      'WWW-Authenticate',
+      'Retry-After',
+      'RateLimit-Limit',
+      'RateLimit-Remaining',
+      'RateLimit-Reset',
+    ],
     // A bare OPTIONS (no Origin / Access-Control-Request-Method) gets a 204, not the plugin's
     // text/plain 400 "Invalid Preflight Request": every 4xx of the gateway is JSON.
     strictPreflight: false,
   });
+  // Before every route, so that no surface is registered without it.
+  const accessControl = await accessLayer(app, access);
 
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
     done(null, parseForm(String(body)));
@@ -135,6 +174,7 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
 
   app.setErrorHandler((err: FastifyError | BadRequestError, req, reply) => {
     if (reply.sent || reply.raw.headersSent) return;
+    if (sendPendingRefusal(req, reply)) return reply;
     if (err instanceof BadRequestError) return reply.code(400).send(err.responseBody());
     const status = err.statusCode ?? 500;
     if (status >= 400 && status < 500) {
@@ -326,13 +366,8 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
 
   await app.register(whoRoutes, { bus, traceparentOf, timeoutMs: SITES_TIMEOUT_MS });
   await app.register(chatRoutes, { version });
-  await app.register(mcpPlugin, {
-    ...opts.mcp,
-    authToken: opts.mcpAuthToken ?? opts.mcp?.authToken,
-    bus,
-    version,
-  });
-  await app.register(a2aPlugin, { ...opts.a2a, bus, version });
+  await app.register(mcpPlugin, { ...opts.mcp, access: accessControl, bus, version });
+  await app.register(a2aPlugin, { ...opts.a2a, access: accessControl, bus, version });
 
   return app;
 }

@@ -1,10 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import MiniSearch, { type Options } from 'minisearch';
 import { z } from 'zod';
 import { StoredItem, type RetrievedItem, type SiteInfo } from '@askbus/contracts';
 import { LocalEmbeddings, Vocabulary, type EmbeddingProvider } from '@askbus/embeddings';
+import { Journal, syncDir, type JournalRecord, type JournalReplay } from './journal';
 import { reciprocalRankFusion, VectorIndex } from './vectors';
 import {
   ANALYZER_VERSION,
@@ -45,6 +46,10 @@ export interface IndexStoreOptions {
    * local WordNet model (offline) fed with this store's vocabulary; `null` for keyword only.
    */
   embedder?: EmbeddingProvider | ((vocabulary: Vocabulary) => EmbeddingProvider) | null;
+  /** Journal size after which a snapshot is written in the background (default 64 MiB). */
+  snapshotAfterBytes?: number;
+  /** Told when a background snapshot fails (nothing is lost: the journal still has it all). */
+  onBackgroundError?: (err: unknown) => void;
 }
 
 /** How `open` found its data. */
@@ -85,7 +90,11 @@ const PersistedItems = z.object({
   items: z.array(StoredItem),
   /** sha256 of vectors.json + vectors.bin as written with these items (absent: no vectors). */
   vectorsSha256: z.string().optional(),
+  /** The last journal generation these items include (absent: written before the journal). */
+  journal: z.number().int().nonnegative().optional(),
 });
+
+const DEFAULT_SNAPSHOT_AFTER_BYTES = 64 * 1024 * 1024;
 
 /** Weight of query terms that come only from intent words. */
 const INTENT_TERM_WEIGHT = 0.3;
@@ -142,15 +151,33 @@ function toDoc(item: StoredItem): IndexDoc {
   };
 }
 
-/** Writes a file so readers see the old or the new content, never half of it. */
+/**
+ * Writes a file so readers see the old or the new content, never half of it; the content is on
+ * disk before the rename, so a power loss cannot leave the new name on an empty file.
+ */
 async function writeFileAtomic(path: string, content: string | Buffer): Promise<void> {
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
-    await writeFile(tmp, content);
+    const handle = await open(tmp, 'w');
+    try {
+      await handle.writeFile(content);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
     await rename(tmp, path);
   } catch (err) {
     await rm(tmp, { force: true });
     throw err;
+  }
+}
+
+/** Temp files of a snapshot write that was killed before its rename: never read, only in the way. */
+async function removeTempFiles(dir: string): Promise<void> {
+  const names = [ITEMS_FILE, INDEX_FILE, VECTORS_FILE, VECTORS_META_FILE];
+  for (const f of await readdir(dir)) {
+    if (f.endsWith('.tmp') && names.some((n) => f.startsWith(`${n}.`)))
+      await rm(join(dir, f), { force: true });
   }
 }
 
@@ -163,14 +190,33 @@ async function readIfExists(path: string): Promise<string | undefined> {
   }
 }
 
+/** A snapshot serialized at one instant, to be written to disk after. */
+interface Snapshot {
+  journalGeneration: number;
+  indexText: string;
+  itemsText: string;
+  vectors: { meta: string; bin: Buffer } | undefined;
+}
+
 /**
  * The retriever's index: schema.org items by URL, searchable with MiniSearch (BM25+), filtered
  * by site and type, persisted to `dataDir`. Usable in-process without NATS.
+ *
+ * On disk: a snapshot (items.json, index.json, vectors) for a fast start, plus a journal of
+ * every change since (see Journal). A change is journaled and fsync'd before it is applied and
+ * before `upsert`/`deleteSite` return, so what they acknowledged survives a kill at any moment.
  */
 export class IndexStore {
   private readonly items = new Map<string, StoredItem>();
   private index = new MiniSearch<IndexDoc>(INDEX_OPTIONS);
   private writes: Promise<void> = Promise.resolve();
+  /** Changes and snapshot captures run one at a time, so journal order is the order applied. */
+  private lock: Promise<unknown> = Promise.resolve();
+  private journal: Journal | undefined;
+  private _replayed: JournalReplay = { records: 0, tornBytes: 0 };
+  private snapshotting = false;
+  private readonly snapshotAfterBytes: number;
+  private readonly onBackgroundError: ((err: unknown) => void) | undefined;
   private _openedFrom: OpenedFrom = 'empty';
   private _vectorsFrom: 'disk' | 'computed' | 'none' = 'none';
   readonly vocabulary = new Vocabulary();
@@ -180,7 +226,10 @@ export class IndexStore {
   private constructor(
     private readonly dataDir: string | undefined,
     embedder: IndexStoreOptions['embedder'],
+    opts: IndexStoreOptions,
   ) {
+    this.snapshotAfterBytes = opts.snapshotAfterBytes ?? DEFAULT_SNAPSHOT_AFTER_BYTES;
+    this.onBackgroundError = opts.onBackgroundError;
     const e =
       embedder === null
         ? undefined
@@ -194,17 +243,30 @@ export class IndexStore {
   }
 
   /**
-   * Opens the store: from dataDir's files when they are there (MiniSearch's own JSON, no
-   * re-indexing), re-indexing the saved items when index.json is missing, stale or from
-   * another analyzer version. A damaged items.json is an error: better to stop than to
-   * start empty and lose a site without a word.
+   * Opens the store: the last snapshot in dataDir (MiniSearch's own JSON, no re-indexing;
+   * re-indexing the saved items when index.json is missing, stale or from another analyzer
+   * version), then the journal of changes since, replayed on top. A damaged items.json is an
+   * error: better to stop than to start empty and lose a site without a word.
    */
   static async open(opts: IndexStoreOptions = {}): Promise<IndexStore> {
-    const store = new IndexStore(opts.dataDir, opts.embedder);
-    if (!opts.dataDir) return store;
-    const itemsPath = join(opts.dataDir, ITEMS_FILE);
+    const store = new IndexStore(opts.dataDir, opts.embedder, opts);
+    const dir = opts.dataDir;
+    if (!dir) return store;
+    await mkdir(dir, { recursive: true });
+    await removeTempFiles(dir);
+    const { journalGeneration, needsSnapshot } = await store.loadSnapshot(dir);
+    const { journal, replayed } = await Journal.open(dir, journalGeneration, (r) => store.replay(r));
+    store.journal = journal;
+    store._replayed = replayed;
+    if (needsSnapshot || journal.pendingBytes >= store.snapshotAfterBytes) await store.persist();
+    return store;
+  }
+
+  /** Reads items.json and what goes with it; whether it must be written again, and the journal generation it includes. */
+  private async loadSnapshot(dir: string): Promise<{ journalGeneration: number; needsSnapshot: boolean }> {
+    const itemsPath = join(dir, ITEMS_FILE);
     const itemsText = await readIfExists(itemsPath);
-    if (itemsText === undefined) return store;
+    if (itemsText === undefined) return { journalGeneration: 0, needsSnapshot: false };
 
     let saved: z.infer<typeof PersistedItems>;
     try {
@@ -214,36 +276,50 @@ export class IndexStore {
         `${itemsPath} is not a readable askbus index: ${err instanceof Error ? err.message : err}`,
       );
     }
+    const journalGeneration = saved.journal ?? 0;
     for (const item of saved.items) {
-      store.items.set(item.url, item);
+      this.items.set(item.url, item);
       const { text, categories } = embeddingText(item);
-      store.vocabulary.observe(text, categories);
+      this.vocabulary.observe(text, categories);
     }
-    const vectorsOk = await store.loadVectors(opts.dataDir, saved.vectorsSha256);
+    const vectorsOk = await this.loadVectors(dir, saved.vectorsSha256);
 
-    const indexText = await readIfExists(join(opts.dataDir, INDEX_FILE));
+    const indexText = await readIfExists(join(dir, INDEX_FILE));
     if (
       indexText !== undefined &&
       saved.analyzer === ANALYZER_VERSION &&
       sha256(indexText) === saved.indexSha256
     ) {
       try {
-        store.index = MiniSearch.loadJSON<IndexDoc>(indexText, INDEX_OPTIONS);
-        if (store.index.documentCount === store.items.size) {
-          store._openedFrom = 'disk';
-          if (!vectorsOk) await store.persist();
-          return store;
+        this.index = MiniSearch.loadJSON<IndexDoc>(indexText, INDEX_OPTIONS);
+        if (this.index.documentCount === this.items.size) {
+          this._openedFrom = 'disk';
+          return { journalGeneration, needsSnapshot: !vectorsOk };
         }
       } catch {
         // fall through to a rebuild from the items
       }
     }
-    store.index = new MiniSearch<IndexDoc>(INDEX_OPTIONS);
-    store.index.addAll([...store.items.values()].map(toDoc));
-    await store.embedItems([...store.items.values()].filter((i) => !store.vectors?.has(i.url)));
-    store._openedFrom = 'rebuilt';
-    await store.persist();
-    return store;
+    this.index = new MiniSearch<IndexDoc>(INDEX_OPTIONS);
+    this.index.addAll([...this.items.values()].map(toDoc));
+    await this.embedItems([...this.items.values()].filter((i) => !this.vectors?.has(i.url)));
+    this._openedFrom = 'rebuilt';
+    return { journalGeneration, needsSnapshot: true };
+  }
+
+  /** Applies one journaled change again on open (it is on disk already). */
+  private async replay(record: JournalRecord): Promise<void> {
+    if (record.op === 'deleteSite') {
+      this.applyDeleteSite(record.site);
+      return;
+    }
+    const items = latestByUrl(record.items);
+    this.applyUpsert(items, await this.embedDocuments(items));
+  }
+
+  /** What the journal gave back on open: records replayed, and bytes of a torn last line cut off. */
+  get replayed(): JournalReplay {
+    return this._replayed;
   }
 
   get openedFrom(): OpenedFrom {
@@ -406,21 +482,34 @@ export class IndexStore {
 
   /**
    * Adds or replaces items by URL, so loading the same site twice leaves the same count.
-   * Every item must belong to `site`. Call `persist` to write the result to disk.
+   * Every item must belong to `site`. With a dataDir the change is in the journal, on disk,
+   * when this returns; `persist` writes a snapshot (for a fast start, not for safety).
    */
   async upsert(site: string, items: readonly StoredItem[]): Promise<{ upserted: number; total: number }> {
     const wrong = items.find((i) => i.site !== site);
     if (wrong) throw new StoreInputError(`item ${wrong.url} belongs to site "${wrong.site}", not "${site}"`);
-    const latest = new Map(items.map((i) => [i.url, i])); // the last of repeated URLs wins
+    const latest = latestByUrl(items);
     // vectors first: if the embedder fails, nothing has changed
-    const vectors = this.embedder
-      ? await this.embedder.embed(
-          [...latest.values()].map((i) => embeddingText(i).text),
-          'document',
-        )
-      : [];
-    let n = 0;
-    for (const item of latest.values()) {
+    const vectors = await this.embedDocuments(latest);
+    return this.exclusive(async () => {
+      // journaled before applied: if the write fails, nothing has changed either
+      await this.journal?.append({ op: 'upsert', site, items: latest });
+      this.applyUpsert(latest, vectors);
+      this.snapshotIfJournalLarge();
+      return { upserted: latest.length, total: this.items.size };
+    });
+  }
+
+  private async embedDocuments(items: readonly StoredItem[]): Promise<number[][]> {
+    if (!this.embedder || items.length === 0) return [];
+    return this.embedder.embed(
+      items.map((i) => embeddingText(i).text),
+      'document',
+    );
+  }
+
+  private applyUpsert(items: readonly StoredItem[], vectors: readonly number[][]): void {
+    items.forEach((item, n) => {
       const doc = toDoc(item);
       const old = this.items.get(item.url);
       if (old) {
@@ -432,14 +521,21 @@ export class IndexStore {
       this.items.set(item.url, item);
       const e = embeddingText(item);
       this.vocabulary.observe(e.text, e.categories);
-      const v = vectors[n++];
+      const v = vectors[n];
       if (v && this.vectors) this.vectors.set(item.url, v);
-    }
-    return { upserted: latest.size, total: this.items.size };
+    });
   }
 
-  /** Removes every item of a site; the number removed. Call `persist` to write the result. */
-  deleteSite(site: string): number {
+  /** Removes every item of a site (journaled first, like upsert); the number removed. */
+  async deleteSite(site: string): Promise<number> {
+    return this.exclusive(async () => {
+      if (![...this.items.values()].some((i) => i.site === site)) return 0;
+      await this.journal?.append({ op: 'deleteSite', site });
+      return this.applyDeleteSite(site);
+    });
+  }
+
+  private applyDeleteSite(site: string): number {
     let deleted = 0;
     for (const [url, item] of this.items) {
       if (item.site !== site) continue;
@@ -451,6 +547,13 @@ export class IndexStore {
       deleted++;
     }
     return deleted;
+  }
+
+  /** Runs changes and snapshot captures one after another, in call order. */
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.lock.then(work, work);
+    this.lock = run.catch(() => undefined);
+    return run;
   }
 
   /** Each site with its item count and @types, by name. */
@@ -468,42 +571,82 @@ export class IndexStore {
   }
 
   /**
-   * Writes items.json and index.json (each atomically: temp file, then rename). Both are
-   * serialized at the same instant and tied by index.json's hash, so a crash between the two
-   * renames is noticed on open and repaired by re-indexing. Writes run one after another.
+   * Writes a snapshot: the vectors, index.json and items.json (each atomically: temp file,
+   * fsync, rename; items.json last, as the commit), serialized at one instant under the change
+   * lock and tied together by hashes, so a crash between the renames is noticed on open and
+   * repaired by re-indexing. The journal moves to a new generation at that instant; the old
+   * generations are removed only once items.json (which names the last one it includes) is on
+   * disk. Changes go on while the files are written; snapshots are written one after another.
    */
-  persist(): Promise<void> {
+  async persist(): Promise<void> {
     const dir = this.dataDir;
-    if (!dir) return Promise.resolve();
-    const write = async (): Promise<void> => {
-      const indexText = JSON.stringify(this.index);
-      const ids = [...this.items.keys()];
-      const vectors =
-        this.vectors && this.embedder
-          ? {
-              meta: JSON.stringify({ embedder: this.embedder.id, dimensions: this.vectors.dimensions, ids }),
-              bin: this.vectors.serialize(ids),
-            }
-          : undefined;
-      const itemsText = JSON.stringify({
-        format: 1,
-        analyzer: ANALYZER_VERSION,
-        indexSha256: sha256(indexText),
-        ...(vectors ? { vectorsSha256: sha256Parts(vectors.meta, vectors.bin) } : {}),
-        items: [...this.items.values()],
-      });
-      await mkdir(dir, { recursive: true });
-      if (vectors) {
-        await writeFileAtomic(join(dir, VECTORS_FILE), vectors.bin);
-        await writeFileAtomic(join(dir, VECTORS_META_FILE), vectors.meta);
-      }
-      await writeFileAtomic(join(dir, INDEX_FILE), indexText);
-      await writeFileAtomic(join(dir, ITEMS_FILE), itemsText);
-    };
-    const next = this.writes.then(write, write);
-    this.writes = next.catch(() => undefined);
-    return next;
+    if (!dir) return;
+    const { written } = await this.exclusive(async () => {
+      const snapshot = this.serialize(this.journal?.generation ?? 0);
+      await this.journal?.rotate();
+      const write = (): Promise<void> => this.writeSnapshot(dir, snapshot);
+      const next = this.writes.then(write, write);
+      this.writes = next.catch(() => undefined);
+      return { written: next };
+    });
+    await written;
   }
+
+  /** Stops journaling (waits for changes in flight); the store must not be changed after. */
+  async close(): Promise<void> {
+    await this.exclusive(async () => {
+      await this.writes;
+      await this.journal?.close();
+    });
+  }
+
+  private serialize(journalGeneration: number): Snapshot {
+    const indexText = JSON.stringify(this.index);
+    const ids = [...this.items.keys()];
+    const vectors =
+      this.vectors && this.embedder
+        ? {
+            meta: JSON.stringify({ embedder: this.embedder.id, dimensions: this.vectors.dimensions, ids }),
+            bin: this.vectors.serialize(ids),
+          }
+        : undefined;
+    const itemsText = JSON.stringify({
+      format: 1,
+      analyzer: ANALYZER_VERSION,
+      indexSha256: sha256(indexText),
+      ...(vectors ? { vectorsSha256: sha256Parts(vectors.meta, vectors.bin) } : {}),
+      journal: journalGeneration,
+      items: [...this.items.values()],
+    });
+    return { journalGeneration, indexText, itemsText, vectors };
+  }
+
+  private async writeSnapshot(dir: string, snapshot: Snapshot): Promise<void> {
+    await mkdir(dir, { recursive: true });
+    if (snapshot.vectors) {
+      await writeFileAtomic(join(dir, VECTORS_FILE), snapshot.vectors.bin);
+      await writeFileAtomic(join(dir, VECTORS_META_FILE), snapshot.vectors.meta);
+    }
+    await writeFileAtomic(join(dir, INDEX_FILE), snapshot.indexText);
+    await writeFileAtomic(join(dir, ITEMS_FILE), snapshot.itemsText);
+    // the new names must be on disk before the journal they replace goes
+    await syncDir(dir);
+    await this.journal?.removeThrough(snapshot.journalGeneration);
+  }
+
+  /** A snapshot in the background once the journal is large, so opening stays fast. */
+  private snapshotIfJournalLarge(): void {
+    if (!this.journal || this.snapshotting || this.journal.pendingBytes < this.snapshotAfterBytes) return;
+    this.snapshotting = true;
+    this.persist()
+      .catch((err: unknown) => this.onBackgroundError?.(err))
+      .finally(() => (this.snapshotting = false));
+  }
+}
+
+/** The items with repeated URLs removed, the last of each winning. */
+function latestByUrl(items: readonly StoredItem[]): StoredItem[] {
+  return [...new Map(items.map((i) => [i.url, i])).values()];
 }
 
 /** 1 plus the mean fit of the item's numbers to the query's intents (so 1..2; never 0, which would drop it). */

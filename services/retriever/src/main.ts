@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path';
+import type { Logger } from 'pino';
 import { loadDemoSites } from '@askbus/demo-data';
 import { embeddingsFromEnv } from '@askbus/embeddings';
 import { runService } from '@askbus/telemetry';
@@ -10,9 +11,11 @@ const backend = process.env.ASKBUS_RETRIEVER_BACKEND || 'embedded';
 const dataDir = resolve(
   process.env.ASKBUS_INDEX_DIR || join(process.env.ASKBUS_DATA_DIR || '.data', 'index'),
 );
+// ASKBUS_SNAPSHOT_BYTES: journal size after which the embedded index writes a snapshot (default 64 MiB)
+const snapshotAfterBytes = Number(process.env.ASKBUS_SNAPSHOT_BYTES) || undefined;
 
 /** The store the configuration asks for, with what to log about it and how to close it. */
-async function openStore(): Promise<{
+async function openStore(log: Logger): Promise<{
   store: RetrieverStore;
   describe: Record<string, unknown>;
   close: () => Promise<void>;
@@ -32,7 +35,13 @@ async function openStore(): Promise<{
     };
   }
   if (backend === 'embedded') {
-    const indexStore = await IndexStore.open({ dataDir, ...(embedder ? { embedder } : {}) });
+    const indexStore = await IndexStore.open({
+      dataDir,
+      ...(embedder ? { embedder } : {}),
+      ...(snapshotAfterBytes ? { snapshotAfterBytes } : {}),
+      onBackgroundError: (err) =>
+        log.warn({ err }, 'background snapshot failed; the journal still holds every change'),
+    });
     return {
       store: indexStore,
       describe: {
@@ -41,15 +50,17 @@ async function openStore(): Promise<{
         openedFrom: indexStore.openedFrom,
         vectorsFrom: indexStore.vectorsFrom,
         items: indexStore.size,
+        journalRecordsReplayed: indexStore.replayed.records,
+        journalTornBytesDropped: indexStore.replayed.tornBytes,
       },
-      close: async () => undefined,
+      close: () => indexStore.close(),
     };
   }
   throw new Error(`ASKBUS_RETRIEVER_BACKEND must be embedded or pg, not "${backend}"`);
 }
 
 await runService(RETRIEVER_SERVICE, async ({ bus, log }) => {
-  const { store, describe, close } = await openStore();
+  const { store, describe, close } = await openStore(log);
   await serveRetriever(bus, store);
   // ASKBUS_DEMO=1 (docker-compose sets it): load the demo sites missing from the index.
   if (process.env.ASKBUS_DEMO === '1') {

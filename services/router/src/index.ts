@@ -3,6 +3,7 @@ import { loadTools, type ToolsConfig } from '@askbus/tools';
 import type { Bus, HandlerContext } from '@askbus/bus';
 import { llmFromEnv, loadPrompts } from '@askbus/llm';
 import { runAsk } from './ask-pipeline';
+import { answerDeadline } from './deadline';
 import type { RoutingDeps } from './route';
 import type { SelectionSettings } from './tool-selection';
 import type { AnswerModel } from './post-ranking';
@@ -14,6 +15,7 @@ export * from './post-ranking';
 export * from './route';
 export * from './tool-selection';
 export { mergeAsync } from './merge';
+export { answerDeadline, untilDeadline } from './deadline';
 
 export interface RouterOptions {
   search?: Partial<SearchSettings>;
@@ -30,6 +32,18 @@ export interface RouterOptions {
   fastTrack?: boolean;
   debug?: boolean;
   onRouted?: RoutingDeps['onRouted'];
+  /**
+   * Time budget of one query from its arrival (ms): past it the router stops waiting on models
+   * (prepare steps, ranking, tools) and answers with what it has. The caller's deadline applies
+   * too, less a reserve for the last messages (see answerDeadline). Default: none of its own.
+   */
+  queryDeadlineMs?: number;
+  /**
+   * Inactivity limit of the router's streams from rankers and tool services (ms): how soon a
+   * service that died mid-answer is noticed. Keep it well above their heartbeat interval (2 s).
+   * Default: the bus's (15 s).
+   */
+  inactivityMs?: number;
 }
 
 /** The sites' item types from the retriever, cached for a few seconds. */
@@ -46,12 +60,21 @@ function siteTypesFrom(bus: Bus, ttlMs = 5_000): RoutingDeps['siteTypes'] {
 }
 
 /** The search path's ports over NATS: the retriever and the ranker replicas behind their subjects. */
-export function busPorts(bus: Bus, ctx: HandlerContext, retrieveTimeoutMs = 10_000): SearchPorts {
+export function busPorts(
+  bus: Bus,
+  ctx: HandlerContext,
+  retrieveTimeoutMs = 10_000,
+  inactivityMs?: number,
+): SearchPorts {
   return {
     retrieve: async (req, signal) =>
       (await bus.request(contracts.search, req, ctx.onward({ signal, timeoutMs: retrieveTimeoutMs }))).items,
     score: (query: string, items: StoredItem[], signal: AbortSignal) =>
-      bus.stream(contracts.score, { query, items }, ctx.onward({ signal })),
+      bus.stream(
+        contracts.score,
+        { query, items },
+        ctx.onward({ signal, ...(inactivityMs ? { inactivityMs } : {}) }),
+      ),
   };
 }
 
@@ -64,14 +87,22 @@ export function startRouter(bus: Bus, opts: RouterOptions = {}): { model: Answer
   const model = opts.model ?? { llm: llmFromEnv(), prompts: loadPrompts() };
   const tools = opts.tools === undefined ? loadTools() : opts.tools;
   const siteTypes = siteTypesFrom(bus);
+  const inactivity = opts.inactivityMs ? { inactivityMs: opts.inactivityMs } : {};
   bus.serveStream(contracts.ask, (req, ctx) => {
+    const deadline = answerDeadline(Date.now(), ctx.deadline, opts.queryDeadlineMs);
     const routing: RoutingDeps | undefined = tools
       ? {
           llm: model.llm,
           tools,
           siteTypes,
+          // A tool gets the query's deadline: past it, it stops and the query ends with an error.
           runTool: (handler, toolReq, signal) =>
-            bus.stream(toolContracts[handler], toolReq, ctx.onward({ signal })),
+            bus.stream(
+              toolContracts[handler],
+              toolReq,
+              ctx.onward({ signal, ...inactivity, ...(deadline === undefined ? {} : { deadline }) }),
+            ),
+          ...(deadline === undefined ? {} : { deadline }),
           ...(opts.selection ? { selection: opts.selection } : {}),
           ...(opts.fastTrack === undefined ? {} : { fastTrack: opts.fastTrack }),
           ...(opts.debug ? { debug: true } : {}),
@@ -80,9 +111,9 @@ export function startRouter(bus: Bus, opts: RouterOptions = {}): { model: Answer
       : undefined;
     return runAsk(
       req,
-      busPorts(bus, ctx, opts.retrieveTimeoutMs),
+      busPorts(bus, ctx, opts.retrieveTimeoutMs, opts.inactivityMs),
       ctx.signal,
-      settings,
+      deadline === undefined ? settings : { ...settings, rankDeadline: deadline },
       undefined,
       model,
       routing,
@@ -93,7 +124,8 @@ export function startRouter(bus: Bus, opts: RouterOptions = {}): { model: Answer
 
 /**
  * Router settings from the environment (ASKBUS_RANK_BATCH, ASKBUS_CANDIDATES, ASKBUS_COLLATE_MS,
- * ASKBUS_ROUTER_DEBUG=1, ASKBUS_FAST_TRACK=0; the tools file is ASKBUS_TOOLS).
+ * ASKBUS_QUERY_DEADLINE_MS, ASKBUS_ROUTER_INACTIVITY_MS, ASKBUS_ROUTER_DEBUG=1,
+ * ASKBUS_FAST_TRACK=0; the tools file is ASKBUS_TOOLS).
  */
 export function routerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): RouterOptions {
   const num = (name: string): number | undefined => {
@@ -113,5 +145,13 @@ export function routerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Rout
   // NLWeb's debug-only tool_selection message (AskRequest has no debug field).
   const debug = env.ASKBUS_ROUTER_DEBUG === '1' || env.ASKBUS_ROUTER_DEBUG === 'true';
   const fastTrack = env.ASKBUS_FAST_TRACK !== '0';
-  return { search, ...(debug ? { debug } : {}), ...(fastTrack ? {} : { fastTrack }) };
+  const queryDeadlineMs = num('ASKBUS_QUERY_DEADLINE_MS');
+  const inactivityMs = num('ASKBUS_ROUTER_INACTIVITY_MS');
+  return {
+    search,
+    ...(debug ? { debug } : {}),
+    ...(fastTrack ? {} : { fastTrack }),
+    ...(queryDeadlineMs ? { queryDeadlineMs } : {}),
+    ...(inactivityMs ? { inactivityMs } : {}),
+  };
 }

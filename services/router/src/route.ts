@@ -17,6 +17,8 @@ import {
 } from '@askbus/llm';
 import { toolsFor, type ToolsConfig } from '@askbus/tools';
 import type { z } from 'zod';
+import { BusError } from '@askbus/bus';
+import { untilDeadline } from './deadline';
 import { postRanking, type AnswerModel } from './post-ranking';
 import { runSearch, type SearchPorts, type SearchSettings, type SearchStats } from './search-pipeline';
 import {
@@ -42,6 +44,11 @@ export interface RoutingDeps {
   debug?: boolean;
   /** Told how each query was routed (logs, eval, bench). */
   onRouted?: (stats: RoutingStats) => void;
+  /**
+   * For one query: when the prepare steps stop waiting on the model (epoch ms) and take their
+   * defaults (the query as asked, relevant, enough information, the best tool scored so far).
+   */
+  deadline?: number;
 }
 
 export interface RoutingStats {
@@ -174,7 +181,10 @@ export async function* routeAsk(
     ftControl.abort();
   };
 
-  const types = routing.siteTypes(req.site, signal).catch(() => [] as string[]);
+  // A model slower than the query's deadline must not hold the answer back: past it, every
+  // prepare step takes its default.
+  const prepareSignal = untilDeadline(signal, routing.deadline);
+  const types = routing.siteTypes(req.site, prepareSignal).catch(() => [] as string[]);
   const itemType = types.then((t) => t[0] ?? 'Thing');
 
   const decon = (async () => {
@@ -185,7 +195,7 @@ export async function* routeAsk(
         DecontextualizeAnswer,
         { kind: 'decontextualize', query: req.query, prev: req.prev },
         `The user asked, in order: ${JSON.stringify(req.prev)}. Their new question is "${req.query}". If it is a follow-up that needs the earlier questions to be understood (err on the side of follow-up), rewrite it to stand alone.`,
-        signal,
+        prepareSignal,
       );
       const q = a.decontextualized_query.trim();
       const changed = truthy(a.requires_decontextualization) && q !== '' && q !== req.query;
@@ -204,7 +214,7 @@ export async function* routeAsk(
         RelevanceAnswer,
         { kind: 'relevance', query: req.query, site: siteKey, siteTypes },
         `The site ${siteKey} holds ${siteTypes.join(', ') || 'items'}. Is the question "${req.query}" irrelevant to it?`,
-        signal,
+        prepareSignal,
       );
       const irrelevant = truthy(a.site_is_irrelevant_to_query);
       if (irrelevant) abortFastTrack('irrelevant');
@@ -222,7 +232,7 @@ export async function* routeAsk(
         RequiredInfoAnswer,
         { kind: 'required_info', query: req.query, itemType: await itemType },
         `Does the question "${req.query}" say enough to search for ${await itemType} items? If not, what should the user be asked?`,
-        signal,
+        prepareSignal,
       );
       const found = truthy(a.required_info_found);
       if (!found) abortFastTrack('required_info');
@@ -255,7 +265,7 @@ export async function* routeAsk(
       tools,
       query,
       type,
-      signal,
+      prepareSignal,
       routing.selection ?? defaultSelectionSettings,
     );
     if (result.ranked[0]!.tool.name !== 'search') abortFastTrack('tool');
@@ -308,19 +318,29 @@ export async function* routeAsk(
 
   const handler = top.tool.handler;
   if (top.tool.name !== 'search' && handler !== undefined && HANDLERS.has(handler)) {
+    let begun = false;
     try {
       for await (const m of routing.runTool(
         handler as ToolHandler,
         { ask: query, params: top.params },
         signal,
       )) {
+        begun = true;
         yield unstamp(m);
       }
       done();
       return;
     } catch (err) {
       if (signal.aborted) throw err;
-      routed.toolFailed = err instanceof Error ? err.message : String(err);
+      const failure = BusError.from(err);
+      routed.toolFailed = failure.message;
+      // Once the tool has begun its answer the query is its own: a failure then (the service
+      // died, timed out or broke mid-answer) ends the query with an error naming the tool.
+      // Before that, the router can still search instead, as NLWeb falls back to ranking.
+      if (begun) {
+        done();
+        throw new BusError(failure.code, `The ${top.tool.name} tool failed mid-answer: ${failure.message}`);
+      }
       yield {
         message_type: 'status',
         content: `The ${top.tool.name} tool failed (${routed.toolFailed}); searching instead.`,

@@ -10,6 +10,7 @@ import type {
 } from '@askbus/contracts';
 import { toResultItem, toStoredItem } from '@askbus/contracts';
 import { passesFilters, typesOf } from './filters';
+import { untilDeadline } from './deadline';
 import { mergeAsync } from './merge';
 
 /** What the search path needs from the rest of the system: over NATS, or in one process. */
@@ -31,6 +32,12 @@ export interface SearchSettings {
    * few milliseconds costs nothing noticeable and keeps the best items first.
    */
   collateMs: number;
+  /**
+   * For one query: when ranking stops (epoch ms). The items scored by then are answered, the
+   * ranking calls still running are cancelled (the rankers abort their model calls), and when
+   * nothing was scored the candidates go out in retrieval order, labelled unranked.
+   */
+  rankDeadline?: number;
 }
 
 export const defaultSearchSettings: SearchSettings = {
@@ -48,8 +55,12 @@ export interface SearchStats {
   sent: number;
   /** Ranking calls re-sent to the queue group after a replica failed mid-call. */
   retriedBatches?: number;
-  /** Candidates that no ranker scored (failed calls, failed items). */
+  /** Candidates that no ranker scored (failed calls, failed items, the deadline). */
   missingItems?: number;
+  /** Ranking was stopped by `rankDeadline` before every call had answered. */
+  deadlinePassed?: boolean;
+  /** Candidates sent unranked, in retrieval order, because nothing was scored by the deadline. */
+  unranked?: number;
 }
 
 /** Failures of a ranking call that mean "that replica is gone", not "this input is bad". */
@@ -118,9 +129,13 @@ export async function* runSearch(
     batches.push(candidates.slice(i, i + settings.rankBatchSize).map(toStoredItem));
   }
   const failures: unknown[] = [];
+  // The query's deadline cuts ranking short: the calls still running are cancelled through
+  // this signal (the bus sends the cancel on), the query itself goes on with what it has.
+  const rankSignal = untilDeadline(signal, settings.rankDeadline);
+  const pastDeadline = (): boolean => rankSignal.aborted && !signal.aborted;
   const scoredStream = mergeAsync(
     batches.map((batch) =>
-      scoreResilient(ports, req.query, batch, signal, () => {
+      scoreResilient(ports, req.query, batch, rankSignal, () => {
         stats.retriedBatches = (stats.retriedBatches ?? 0) + 1;
       }),
     ),
@@ -151,6 +166,7 @@ export async function* runSearch(
   let buffer: ResultItem[] = [];
   let windowEnds = 0;
   for await (const scored of withTicks(scoredStream, settings.collateMs)) {
+    if (pastDeadline()) break;
     if (scored) {
       const item = byUrl.get(scored.url);
       if (!item) continue; // a ranker answered for an item we did not send it: ignore it
@@ -167,11 +183,26 @@ export async function* runSearch(
       if (early.length > 0) yield { message_type: 'result', content: early };
     }
   }
-  stats.failedBatches = failures.length;
   const scoredUrls = new Set(all.map((r) => r.url));
   const missing = candidates.filter((c) => !scoredUrls.has(c.url)).length;
   stats.missingItems = missing;
-  if (failures.length === batches.length && all.length === 0) {
+  // Cut short by the deadline: the calls it cancelled did not fail, they ran out of time.
+  const cutShort = pastDeadline() && missing > 0;
+  const failed = cutShort ? failures.filter((err) => codeOf(err) !== 'cancelled') : failures;
+  stats.failedBatches = failed.length;
+  if (cutShort) stats.deadlinePassed = true;
+  if (cutShort && all.length === 0) {
+    const unranked = candidates.slice(0, req.maxResults).map((c) => toResultItem(c, 0, UNRANKED));
+    stats.unranked = unranked.length;
+    stats.sent = unranked.length;
+    yield {
+      message_type: 'status',
+      content: `Ranking did not finish before the query's deadline and no item was scored: these ${unranked.length} of ${candidates.length} candidates are unranked, in retrieval order.`,
+    };
+    yield { message_type: 'result', content: unranked };
+    return unranked;
+  }
+  if (!cutShort && failures.length === batches.length && all.length === 0) {
     throw failures[0] instanceof Error ? failures[0] : new Error('every ranking call failed');
   }
 
@@ -182,10 +213,10 @@ export async function* runSearch(
     .slice(0, Math.max(0, req.maxResults - sent.size));
   for (const r of rest) sent.add(r.url);
   if (rest.length > 0) yield { message_type: 'result', content: rest };
-  if (failures.length > 0 || missing > 0) {
+  if (cutShort || failed.length > 0 || missing > 0) {
     yield {
       message_type: 'status',
-      content: `${failures.length} of ${batches.length} ranking calls failed; ${missing} of ${candidates.length} items could not be ranked and are missing.`,
+      content: incompleteRanking(cutShort, failed.length, batches.length, missing, candidates.length),
     };
   }
   stats.sent = sent.size;
@@ -197,6 +228,24 @@ export async function* runSearch(
 }
 
 const byScore = (a: ResultItem, b: ResultItem): number => b.score - a.score;
+
+/** The description of an item sent without a score. */
+export const UNRANKED = 'Unranked: no score was given before the deadline.';
+
+/** The warning that ends a query whose ranking did not cover every candidate. */
+function incompleteRanking(
+  cutShort: boolean,
+  failedCalls: number,
+  calls: number,
+  missing: number,
+  candidates: number,
+): string {
+  const failures = failedCalls > 0 ? `; ${failedCalls} of ${calls} ranking calls failed` : '';
+  if (cutShort) {
+    return `Ranking is incomplete: it was stopped at the query's deadline${failures}; ${missing} of ${candidates} items were not ranked and are missing.`;
+  }
+  return `Ranking is incomplete: ${failedCalls} of ${calls} ranking calls failed; ${missing} of ${candidates} items could not be ranked and are missing.`;
+}
 
 /**
  * Passes values through and adds an `undefined` tick every `ms` while the source is quiet,

@@ -27,18 +27,21 @@ import { agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk/serve
 import { RequestMalformedError, toRestErrorBody } from '@a2a-js/sdk/errors';
 import type { Bus } from '@askbus/bus';
 import { CARD_PATH, JSONRPC_PATH, REST_PATH, buildCard } from './card';
+import { undecodable } from './wire';
 import type { CardOptions } from './card';
 import { AskExecutor } from './executor';
 import type { ExecutorDeps } from './executor';
 import { GuardedPushSender, webhookValidator } from './push';
 import type { PushOptions } from './push';
 import { KvPushStore, KvTaskStore, PUSH_BUCKET, TASKS_BUCKET, openBucket, validating } from './store';
-import { bearerMatches, header } from '../auth';
+import { header } from '../auth';
+import { clientOf } from '../access';
+import type { AccessControl } from '../access';
 
 export interface A2aOptions {
   /** Serve A2A (default true). */
   enabled?: boolean;
-  /** Bearer token A2A callers must send (else env ASKBUS_A2A_TOKEN; none: open). The card stays public. */
+  /** A key valid for A2A only (else env ASKBUS_A2A_TOKEN); the gateway's access layer checks it. The card stays public. */
   authToken?: string | undefined;
   /** Base URL the card advertises (else the request's protocol and Host). */
   publicUrl?: string;
@@ -64,6 +67,8 @@ export interface A2aOptions {
 }
 
 export interface A2aPluginOptions extends A2aOptions {
+  /** The gateway's access layer, which checks every A2A request before this plugin sees it. */
+  access: AccessControl;
   bus: Bus;
   version: string;
   onQuery?: ExecutorDeps['onQuery'];
@@ -89,12 +94,14 @@ const JSON_TYPE = 'application/json';
 const A2A_TYPE = 'application/a2a+json';
 const TEN_MB = 10 * 1024 * 1024;
 
-class TokenUser implements User {
+/** A caller the access layer admitted with its key: the client's name. */
+class ClientUser implements User {
+  constructor(private readonly name: string) {}
   get isAuthenticated(): boolean {
     return true;
   }
   get userName(): string {
-    return 'token';
+    return this.name;
   }
 }
 
@@ -171,7 +178,6 @@ function messageOf(kind: 'jsonrpc' | 'rest', url: string, body: unknown): { part
 
 export async function a2aPlugin(app: FastifyInstance, opts: A2aPluginOptions): Promise<void> {
   if (opts.enabled === false) return;
-  const token = opts.authToken ?? process.env.ASKBUS_A2A_TOKEN ?? '';
   const legacy = opts.legacy ?? true;
   const pushEnabled = opts.push?.enabled ?? true;
   const maxBody = opts.maxBodyBytes ?? TEN_MB;
@@ -179,7 +185,7 @@ export async function a2aPlugin(app: FastifyInstance, opts: A2aPluginOptions): P
   const maxAge = opts.cardMaxAgeSeconds ?? 300;
   const cardOpts: CardOptions = {
     version: opts.version,
-    auth: token !== '',
+    auth: opts.access.required('a2a'),
     legacy,
     pushNotifications: pushEnabled,
   };
@@ -233,14 +239,20 @@ export async function a2aPlugin(app: FastifyInstance, opts: A2aPluginOptions): P
   );
   opts.onReady?.({ handler, executor, sender, taskStore });
 
-  const authorized = (req: IncomingMessage): boolean => bearerMatches(req, token);
-  const userBuilder = async (req: IncomingMessage): Promise<User> =>
-    token && authorized(req) ? new TokenUser() : new UnauthenticatedUser();
+  const userBuilder = async (req: IncomingMessage): Promise<User> => {
+    const client = clientOf(req);
+    return client !== undefined ? new ClientUser(client) : new UnauthenticatedUser();
+  };
   const legacyCompat = { enabled: legacy };
 
   const ex = express();
   ex.disable('x-powered-by');
   ex.use(REST_PATH, restHandler({ requestHandler: handler, userBuilder, legacyCompat }));
+  // A REST path no route took ends here: under /a2a, the JSON-RPC handler would answer it.
+  ex.use(REST_PATH, (req: IncomingMessage & { originalUrl?: string }, res: ServerResponse) => {
+    res.writeHead(404, { 'content-type': A2A_TYPE });
+    res.end(restError(404, 'NOT_FOUND', `no A2A route for ${req.method} ${req.originalUrl ?? req.url}`));
+  });
   ex.use(JSONRPC_PATH, jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat }));
   ex.use(
     CARD_PATH,
@@ -296,8 +308,9 @@ export async function a2aPlugin(app: FastifyInstance, opts: A2aPluginOptions): P
   }
 
   /**
-   * Everything before the SDK: the A2A-Version query parameter (§3.6.1), auth, and the body
-   * (already read by fastify within the limit) parsed for the SDK's body parser to skip.
+   * Everything before the SDK (keys and limits were checked by the access layer): the
+   * A2A-Version query parameter (§3.6.1), and the body (already read by fastify within the
+   * limit) parsed for the SDK's body parser to skip.
    */
   function prepare(req: FastifyRequest, reply: FastifyReply, kind: 'jsonrpc' | 'rest'): boolean {
     const rawReq = req.raw as IncomingMessage & { body?: unknown };
@@ -315,18 +328,6 @@ export async function a2aPlugin(app: FastifyInstance, opts: A2aPluginOptions): P
     const q = (req.query as Record<string, unknown> | undefined)?.['A2A-Version'];
     if (rawReq.headers['a2a-version'] === undefined && typeof q === 'string')
       rawReq.headers['a2a-version'] = q;
-    if (!authorized(rawReq)) {
-      void reply
-        .code(401)
-        .header('www-authenticate', 'Bearer realm="askbus-a2a"')
-        .type(kind === 'rest' ? A2A_TYPE : JSON_TYPE)
-        .send(
-          kind === 'rest'
-            ? restError(401, 'UNAUTHENTICATED', 'send Authorization: Bearer <token>')
-            : rpcError(-32600, 'Unauthorized: send Authorization: Bearer <token>'),
-        );
-      return false;
-    }
     const body = req.body;
     if (!Buffer.isBuffer(body) || body.length === 0) return true;
     const type = mediaType(rawReq);
@@ -372,9 +373,14 @@ export async function a2aPlugin(app: FastifyInstance, opts: A2aPluginOptions): P
       if (req.params === undefined) req.params = {};
     }
     // Message.parts is REQUIRED with at least one part (§4.1.4); the SDK lets an empty list in.
+    // Bodies the SDK's decoding would throw on (a 500 or -32603) are the client's fault too.
     const msg = messageOf(kind, req.url, rawReq.body);
-    if (msg && (!Array.isArray(msg.parts) || msg.parts.length === 0)) {
-      const text = 'message.parts must hold at least one part';
+    const fault =
+      msg && (!Array.isArray(msg.parts) || msg.parts.length === 0)
+        ? 'message.parts must hold at least one part'
+        : undecodable(kind, rawReq.body, msg);
+    if (fault) {
+      const text = fault;
       if (kind === 'jsonrpc') {
         const id = (rawReq.body as { id?: unknown }).id ?? null;
         void reply
@@ -442,15 +448,14 @@ export async function a2aPlugin(app: FastifyInstance, opts: A2aPluginOptions): P
   app.post(JSONRPC_PATH, rpcRoute);
   app.post(`${JSONRPC_PATH}/`, rpcRoute);
 
-  app.route({
-    method: ['GET', 'POST', 'DELETE'],
-    url: `${REST_PATH}/*`,
-    handler: async (req, reply) => {
-      if (!prepare(req, reply, 'rest')) return reply;
-      await handOver(req, reply);
-      return reply;
-    },
-  });
+  // PUT and PATCH too, and the bare base path, so that the binding, not the gateway's 404, answers.
+  const restRoute = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    if (!prepare(req, reply, 'rest')) return reply;
+    await handOver(req, reply);
+    return reply;
+  };
+  for (const url of [REST_PATH, `${REST_PATH}/*`])
+    app.route({ method: ['GET', 'POST', 'DELETE', 'PUT', 'PATCH'], url, handler: restRoute });
 
   app.addHook('preClose', async () => {
     closing = true;

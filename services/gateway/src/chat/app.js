@@ -1,5 +1,7 @@
 // The chat page: asks /ask with fetch, reads the SSE answer as it streams, renders each
 // NLWeb message. A conversation is the previous queries (`prev`) and a `conversation_id`.
+// A gateway with API keys answers 401: the page then asks for a key, keeps it in this tab's
+// sessionStorage and sends it as `Authorization: Bearer` on every API call.
 /* global document, location, history, matchMedia */
 import { readMessages } from './sse.js';
 import {
@@ -25,6 +27,62 @@ const stopButton = /** @type {HTMLButtonElement} */ ($('stop'));
 const conversation = $('conversation');
 const sitesStatus = $('sites-status');
 const conversationInfo = $('conversation-info');
+const keyForm = /** @type {HTMLFormElement} */ ($('key-form'));
+const keyInput = /** @type {HTMLInputElement} */ ($('api-key'));
+const keyTitle = $('key-title');
+
+const KEY_ITEM = 'askbus.apiKey';
+
+/** The API key the user gave in this tab ('' for none); storage may be disabled. */
+function storedKey() {
+  try {
+    return sessionStorage.getItem(KEY_ITEM) ?? '';
+  } catch {
+    return '';
+  }
+}
+
+function storeKey(key) {
+  try {
+    if (key) sessionStorage.setItem(KEY_ITEM, key);
+    else sessionStorage.removeItem(KEY_ITEM);
+  } catch {
+    // storage disabled: the key is asked for again on the next 401
+  }
+}
+
+/** Headers of an API call: `extra`, plus the API key when there is one. */
+function apiHeaders(extra = {}) {
+  const key = storedKey();
+  return key ? { ...extra, authorization: `Bearer ${key}` } : extra;
+}
+
+/** What to run again once the user gives a key. */
+const waitingForKey = [];
+
+/**
+ * Shows the key field after a 401; `sent` is the key the refused call carried ('' for none),
+ * `retry` runs once a key is entered.
+ */
+function askForKey(sent, retry) {
+  if (sent && storedKey() === sent) storeKey('');
+  keyTitle.textContent = sent
+    ? 'The gateway refused this API key; enter another one.'
+    : 'This gateway needs an API key.';
+  waitingForKey.push(retry);
+  keyForm.hidden = false;
+  keyInput.focus();
+}
+
+keyForm.addEventListener('submit', (e) => {
+  e.preventDefault();
+  const key = keyInput.value.trim();
+  if (!key) return;
+  storeKey(key);
+  keyInput.value = '';
+  keyForm.hidden = true;
+  for (const retry of waitingForKey.splice(0)) retry();
+});
 
 function newId() {
   if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
@@ -193,12 +251,25 @@ async function ask(query) {
   const ex = exchange(query, site, mode);
   setBusy(true);
   let ended = false;
+  const sentKey = storedKey();
   try {
     const res = await fetch(`/ask?${params}`, {
-      headers: { accept: 'text/event-stream' },
+      headers: apiHeaders({ accept: 'text/event-stream' }),
       signal: controller.signal,
       cache: 'no-store',
     });
+    if (res.status === 401) {
+      // Not asked yet: out of the conversation until it is asked again with a key.
+      if (state.prev.at(-1) === query) state.prev.pop();
+      showConversationInfo();
+      ex.error('The gateway needs an API key:', await httpError(res));
+      ex.status('Waiting for an API key.');
+      askForKey(sentKey, () => {
+        ex.section.remove();
+        void ask(query);
+      });
+      return;
+    }
     if (!res.ok) {
       ex.error(`The gateway answered HTTP ${res.status}:`, await httpError(res));
       ex.status('Failed.');
@@ -236,8 +307,15 @@ async function ask(query) {
 
 async function loadSites(wanted) {
   sitesStatus.textContent = 'Loading sites…';
+  sitesStatus.classList.remove('error-text');
+  const sentKey = storedKey();
   try {
-    const res = await fetch('/sites?streaming=false', { cache: 'no-store' });
+    const res = await fetch('/sites?streaming=false', { cache: 'no-store', headers: apiHeaders() });
+    if (res.status === 401) {
+      sitesStatus.textContent = 'Enter an API key to load the list of sites.';
+      askForKey(sentKey, () => void loadSites(wanted ?? siteSelect.value));
+      return;
+    }
     if (!res.ok) throw new Error(`HTTP ${res.status}: ${await httpError(res)}`);
     const body = await res.json();
     const details = Array.isArray(body.details) ? body.details : (body.sites ?? []).map((name) => ({ name }));

@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
@@ -15,7 +17,11 @@ import { CHAT_CSP, CHAT_FILES } from './index';
 // router whose answers the query text picks (see `answer` below).
 
 const CHROMIUM = '/usr/bin/chromium';
-const SCREENSHOT = fileURLToPath(new URL('./screenshot.png', import.meta.url));
+// The tracked screenshot is rewritten only on request (ASKBUS_UPDATE_SCREENSHOTS=1).
+const SCREENSHOT =
+  process.env.ASKBUS_UPDATE_SCREENSHOTS === '1'
+    ? fileURLToPath(new URL('./screenshot.png', import.meta.url))
+    : join(tmpdir(), `askbus-screenshot-${process.pid}.png`);
 /** A 1×1 PNG, so cards can show an image without any network. */
 const PNG =
   'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';

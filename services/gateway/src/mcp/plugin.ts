@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { context } from '@opentelemetry/api';
@@ -19,7 +19,12 @@ import { MemoryEventStore } from './event-store';
 import { OTEL_CONTEXT, createMcpServer } from './server';
 import type { McpServerDeps } from './server';
 import { WebSocketServerTransport } from './ws-transport';
-import { bearerMatches, header } from '../auth';
+import { checkBody, requestMethods } from './envelope';
+import type { BodyCheck } from './envelope';
+import { webRequest, withBatchErrors, writeResponse } from './web-bridge';
+import { header } from '../auth';
+import { admitUpgrade } from '../access';
+import type { AccessControl } from '../access';
 
 /** WebSocket sub-protocols the server speaks (the same JSON-RPC frames under both names). */
 export const WS_SUBPROTOCOLS = ['mcp', 'mcp-v1'] as const;
@@ -27,7 +32,7 @@ export const MCP_PATH = '/mcp';
 export const MCP_WS_PATH = '/mcp/ws';
 
 export interface McpOptions {
-  /** Bearer token every MCP request and WebSocket handshake must carry; default env ASKBUS_MCP_TOKEN. */
+  /** A key valid for MCP only (default env ASKBUS_MCP_TOKEN); the gateway's access layer checks it. */
   authToken?: string | undefined;
   /** Origins allowed besides none and localhost ('*' allows any); default env ASKBUS_MCP_ORIGINS (comma list). */
   allowedOrigins?: string[];
@@ -48,13 +53,15 @@ export interface McpOptions {
 }
 
 export interface McpPluginOptions extends McpOptions {
+  /** The gateway's access layer: it checks HTTP requests itself; upgrades are checked here. */
+  access: AccessControl;
   bus: Bus;
   version: string;
   onQuery?: McpServerDeps['onQuery'];
 }
 
 interface Session {
-  transport: StreamableHTTPServerTransport;
+  transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
   lastSeen: number;
 }
@@ -94,7 +101,6 @@ function refuseUpgrade(
 }
 
 export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): Promise<void> {
-  const token = opts.authToken ?? (process.env.ASKBUS_MCP_TOKEN || undefined);
   const allowedOrigins =
     opts.allowedOrigins ??
     (process.env.ASKBUS_MCP_ORIGINS ?? '')
@@ -112,6 +118,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     elicitTimeoutMs: opts.elicitTimeoutMs ?? 120_000,
     ...(opts.onQuery ? { onQuery: opts.onQuery } : {}),
   };
+  const handles = requestMethods(createMcpServer(deps));
   const sessions = new Map<string, Session>();
   const sockets = new Set<WebSocket>();
   let closing = false;
@@ -126,9 +133,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     }
   }
 
-  const authorized = (req: IncomingMessage): boolean => bearerMatches(req, token);
-
-  /** Origin and token checks; false when the reply has been sent. */
+  /** The Origin check (keys and limits: the access layer); false when the reply has been sent. */
   function guard(req: FastifyRequest, reply: FastifyReply): boolean {
     const origin = header(req.raw, 'origin');
     if (!originAllowed(origin)) {
@@ -138,23 +143,16 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
         .send(rpcError(-32000, `Forbidden: origin ${origin} is not allowed`));
       return false;
     }
-    if (!authorized(req.raw)) {
-      void reply
-        .code(401)
-        .header('www-authenticate', 'Bearer realm="askbus-mcp"')
-        .type('application/json')
-        .send(rpcError(-32001, 'Unauthorized: send Authorization: Bearer <token>'));
-      return false;
-    }
     return true;
   }
 
   /** Hands a request to an SDK transport on the raw Node request and response. */
   async function handOver(
-    transport: StreamableHTTPServerTransport,
+    transport: WebStandardStreamableHTTPServerTransport,
     req: FastifyRequest,
     reply: FastifyReply,
     body?: unknown,
+    checked?: BodyCheck & { ok: true },
   ): Promise<void> {
     const raw = reply.raw;
     // The context active now (the HTTP request's span, with OpenTelemetry on) reaches the tool
@@ -170,7 +168,8 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) raw.setHeader(k, v);
     raw.setHeader('access-control-expose-headers', 'Mcp-Session-Id, Mcp-Protocol-Version, X-Query-Id');
     try {
-      await transport.handleRequest(req.raw, raw, body);
+      const answer = await transport.handleRequest(webRequest(req.raw), { parsedBody: body, authInfo: auth });
+      await writeResponse(checked?.batch ? await withBatchErrors(answer, checked.errors) : answer, raw);
     } catch (err) {
       req.log.error({ err }, 'MCP request failed');
       if (!raw.headersSent) {
@@ -182,7 +181,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
 
   async function newSession(): Promise<Session> {
     const session = {} as Session;
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       eventStore: new MemoryEventStore(),
       retryInterval: 1_000,
@@ -244,13 +243,17 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
         .type('application/json')
         .send(rpcError(-32700, `Parse error: ${(err as Error).message}`));
     }
+    // Valid JSON that is no valid message gets -32600/-32601/-32602 here, not the SDK's -32700.
+    const checked = checkBody(body, header(req.raw, 'mcp-protocol-version'), { handles });
+    if (!checked.ok) return reply.code(400).type('application/json').send(JSON.stringify(checked.answer));
+    body = checked.body;
     const sid = header(req.raw, 'mcp-session-id');
     if (sid) {
       const session = sessions.get(sid);
       if (!session)
         return reply.code(404).type('application/json').send(rpcError(-32001, 'Session not found'));
       session.lastSeen = Date.now();
-      await handOver(session.transport, req, reply, body);
+      await handOver(session.transport, req, reply, body, checked);
       return reply;
     }
     const acceptsSse = /\btext\/event-stream\b/i.test(header(req.raw, 'accept') ?? '');
@@ -272,7 +275,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     }
     // No session: NLWeb's plain JSON-RPC POST, answered by a one-request server. A client that
     // does not take SSE gets one JSON body; hanging up cancels what it asked for.
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: !acceptsSse,
       maxRequestBodySize: maxBytes,
@@ -283,7 +286,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     if (!acceptsSse) req.raw.headers.accept = 'application/json, text/event-stream';
     if (!/json/i.test(header(req.raw, 'content-type') ?? ''))
       req.raw.headers['content-type'] = 'application/json';
-    await handOver(transport, req, reply, body);
+    await handOver(transport, req, reply, body, checked);
     return reply;
   });
 
@@ -339,10 +342,12 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
       // Closing the server aborts its running tool calls, which cancels their queries.
       void server.close();
     });
-    void server.connect(new WebSocketServerTransport(ws)).catch((err: unknown) => {
-      app.log.error({ err }, 'MCP WebSocket failed to start');
-      ws.terminate();
-    });
+    void server
+      .connect(new WebSocketServerTransport(ws, { handles: requestMethods(server) }))
+      .catch((err: unknown) => {
+        app.log.error({ err }, 'MCP WebSocket failed to start');
+        ws.terminate();
+      });
   }
 
   function onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -357,11 +362,6 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     const origin = header(req, 'origin');
     if (!originAllowed(origin))
       return refuseUpgrade(socket, 403, `Forbidden: origin ${origin} is not allowed`);
-    if (!authorized(req)) {
-      return refuseUpgrade(socket, 401, 'Unauthorized: send Authorization: Bearer <token>', {
-        'WWW-Authenticate': 'Bearer realm="askbus-mcp"',
-      });
-    }
     const offered = (header(req, 'sec-websocket-protocol') ?? '')
       .split(',')
       .map((p) => p.trim())
@@ -373,7 +373,19 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
         `Unsupported WebSocket sub-protocol ${offered.join(', ')}; this server speaks ${WS_SUBPROTOCOLS.join(', ')}`,
       );
     }
-    wss.handleUpgrade(req, socket, head, onConnection);
+    // Keys and limits before the upgrade: a refused client gets its 401 or 429 over HTTP.
+    void admitUpgrade(opts.access, req, 'mcp').then(
+      ({ refusal, headers }) => {
+        if (refusal)
+          return refuseUpgrade(socket, refusal.status, refusal.message, { ...headers, ...refusal.headers });
+        if (closing || socket.destroyed) return socket.destroy();
+        wss.handleUpgrade(req, socket, head, onConnection);
+      },
+      (err: unknown) => {
+        app.log.error({ err }, 'MCP WebSocket access check failed');
+        refuseUpgrade(socket, 500, 'Internal error in the gateway');
+      },
+    );
   }
 
   app.server.on('upgrade', onUpgrade);

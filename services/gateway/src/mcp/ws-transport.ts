@@ -3,21 +3,16 @@
  * Requests are multiplexed by their JSON-RPC id; the SDK's Protocol pairs answers with them.
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import WebSocket from 'ws';
 import type { RawData } from 'ws';
+import { MAX_BATCH, checkMessage } from './envelope';
+import type { CheckOptions } from './envelope';
 
 /** The JSON-RPC error a peer gets for a frame that is no message at all. */
 function errorFrame(code: number, message: string, id: string | number | null = null): string {
   return JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
 }
-
-const idOf = (v: unknown): string | number | null => {
-  if (typeof v !== 'object' || v === null || !('id' in v)) return null;
-  const id = (v as { id: unknown }).id;
-  return typeof id === 'string' || typeof id === 'number' ? id : null;
-};
 
 export class WebSocketServerTransport implements Transport {
   onclose?: (() => void) | undefined;
@@ -27,7 +22,11 @@ export class WebSocketServerTransport implements Transport {
   private started = false;
   private closed = false;
 
-  constructor(private readonly socket: WebSocket) {}
+  /** `envelope.handles`: the server's request methods (-32601 against -32602 for bad params). */
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly envelope: CheckOptions = { handles: () => true },
+  ) {}
 
   async start(): Promise<void> {
     if (this.started) throw new Error('WebSocketServerTransport already started');
@@ -67,14 +66,19 @@ export class WebSocketServerTransport implements Transport {
       this.reply(errorFrame(-32600, 'Invalid Request: empty batch'));
       return;
     }
+    // The limit of HTTP batches: one frame cannot start thousands of requests.
+    if (batch.length > MAX_BATCH) {
+      this.reply(errorFrame(-32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`));
+      return;
+    }
     for (const item of batch) {
-      const parsed = JSONRPCMessageSchema.safeParse(item);
-      if (!parsed.success) {
-        this.reply(errorFrame(-32600, 'Invalid Request: not a JSON-RPC 2.0 message', idOf(item)));
+      const checked = checkMessage(item, this.envelope);
+      if (!checked.ok) {
+        if (!checked.silent) this.reply(JSON.stringify(checked.answer));
         continue;
       }
       try {
-        this.onmessage?.(parsed.data);
+        this.onmessage?.(checked.message);
       } catch (err) {
         this.onerror?.(err as Error);
       }

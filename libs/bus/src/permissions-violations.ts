@@ -1,0 +1,104 @@
+/**
+ * NATS permission violations, made visible: the server tells a client "-ERR 'Permissions
+ * Violation for Publish to …'" asynchronously and drops the message, so a refused request would
+ * otherwise just wait out its deadline. Every violation is logged with its subject, and a call
+ * to a refused subject fails at once with a BusError.
+ */
+import { PermissionViolationError, type NatsConnection } from '@nats-io/nats-core';
+import type { StreamContract, UnaryContract } from '@askbus/contracts';
+import type { z } from 'zod';
+import { Bus, type BusOptions, type CallOptions } from './bus';
+import { BusError } from './errors';
+
+type Log = NonNullable<BusOptions['log']>;
+
+/** Watches one connection's status for permission violations. */
+export class PermissionViolations {
+  private readonly waiting = new Map<string, Set<(err: BusError) => void>>();
+
+  constructor(nc: NatsConnection, service: string, log: Log) {
+    void (async () => {
+      for await (const s of nc.status()) {
+        if (s.type !== 'error' || !(s.error instanceof PermissionViolationError)) continue;
+        const { operation, subject, queue } = s.error;
+        const verb = operation === 'publish' ? 'publish' : 'subscribe';
+        log('error', `NATS permissions violation: ${service} may not ${verb} to "${subject}"`, {
+          operation,
+          subject,
+          ...(queue ? { queue } : {}),
+        });
+        if (operation !== 'publish') continue;
+        const err = new BusError(
+          'internal',
+          `NATS refused ${service} publishing to "${subject}" (permissions violation; see the NATS user's permissions)`,
+        );
+        for (const fail of this.waiting.get(subject) ?? []) fail(err);
+      }
+    })();
+  }
+
+  /**
+   * A signal for one call to `subject` that aborts when the server refuses a publish to it,
+   * joined with the caller's own signal; `refused` tells which of the two it was.
+   */
+  watch(subject: string, callerSignal?: AbortSignal) {
+    const controller = new AbortController();
+    let refused: BusError | undefined;
+    const fail = (err: BusError): void => {
+      refused = err;
+      controller.abort(err);
+    };
+    let set = this.waiting.get(subject);
+    if (!set) this.waiting.set(subject, (set = new Set()));
+    set.add(fail);
+    return {
+      signal: callerSignal ? AbortSignal.any([callerSignal, controller.signal]) : controller.signal,
+      refused: () => refused,
+      dispose: () => {
+        set.delete(fail);
+        if (set.size === 0) this.waiting.delete(subject);
+      },
+    };
+  }
+}
+
+/** A Bus whose calls fail at once with a clear error when NATS refuses to publish them. */
+export class PermissionAwareBus extends Bus {
+  private readonly violations: PermissionViolations;
+
+  constructor(nc: NatsConnection, opts: BusOptions) {
+    super(nc, opts);
+    const log: Log = opts.log ?? ((level, msg, fields) => console[level](msg, fields ?? ''));
+    this.violations = new PermissionViolations(nc, opts.service, log);
+  }
+
+  override async request<C extends UnaryContract<z.ZodType, z.ZodType>>(
+    contract: C,
+    req: z.input<C['request']>,
+    opts: CallOptions = {},
+  ): Promise<z.infer<C['reply']>> {
+    const watch = this.violations.watch(contract.subject, opts.signal);
+    try {
+      return await super.request(contract, req, { ...opts, signal: watch.signal });
+    } catch (err) {
+      throw watch.refused() ?? err;
+    } finally {
+      watch.dispose();
+    }
+  }
+
+  override async *stream<C extends StreamContract<z.ZodType, z.ZodType>>(
+    contract: C,
+    req: z.input<C['request']>,
+    opts: CallOptions = {},
+  ): AsyncGenerator<z.infer<C['chunk']>, void, undefined> {
+    const watch = this.violations.watch(contract.subject, opts.signal);
+    try {
+      yield* super.stream(contract, req, { ...opts, signal: watch.signal });
+    } catch (err) {
+      throw watch.refused() ?? err;
+    } finally {
+      watch.dispose();
+    }
+  }
+}

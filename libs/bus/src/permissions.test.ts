@@ -1,0 +1,246 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Kvm } from '@nats-io/kv';
+import {
+  contracts,
+  toolContracts,
+  type AskRequestInput,
+  type Contract,
+  type StoredItem,
+} from '@askbus/contracts';
+import type { Bus } from './bus';
+import { BusError } from './errors';
+import { startNatsServer, type NatsServerHandle } from './nats-server';
+import { NATS_USERS, natsPermissions, passwordEnvVar, serviceSubjects, type NatsUser } from './permissions';
+import { renderNatsAuthConfig } from './permissions-config';
+import { connectBus, natsAuth } from './run';
+
+const item = (n: number): StoredItem => ({
+  url: `https://example.test/${n}`,
+  name: `Item ${n}`,
+  site: 'test',
+  '@type': 'Thing',
+  schema_object: { '@type': 'Thing', name: `Item ${n}` },
+});
+
+async function* noChunks(): AsyncGenerator<never> {}
+
+describe('permissions derived from the contracts', () => {
+  const served = (c: Contract) =>
+    NATS_USERS.filter((u) => natsPermissions(u).subscribe.allow.includes(c.subject));
+
+  it('lets exactly one service serve each contract, and every call reach a server', () => {
+    for (const c of Object.values(contracts)) expect(served(c), c.subject).toHaveLength(1);
+    for (const user of NATS_USERS) {
+      for (const c of serviceSubjects[user].calls) {
+        expect(natsPermissions(user).publish.allow, user).toContain(c.subject);
+        expect(served(c), `${user} calls ${c.subject}`).toHaveLength(1);
+      }
+    }
+  });
+
+  it('gives only callers the cancel subject and inboxes, and only the gateway JetStream', () => {
+    const p = natsPermissions('ranker');
+    expect(p.publish.allow).toEqual([]);
+    expect(p.subscribe.allow).toEqual(['rank.v1.score', 'ask.v1.cancel.>', '$SRV.>']);
+    expect(natsPermissions('router').publish.allow).toContain('ask.v1.cancel.>');
+    expect(natsPermissions('router').publish.allow).toContain(toolContracts.compare.subject);
+    expect(natsPermissions('router').subscribe.allow).toContain('_INBOX.>');
+    for (const user of NATS_USERS) {
+      const js = natsPermissions(user).publish.allow.filter(
+        (s) => s.startsWith('$JS') || s.startsWith('$KV'),
+      );
+      expect(js.length > 0, user).toBe(user === 'gateway');
+    }
+  });
+
+  it('renders passwords given, and environment references for the others', () => {
+    const text = renderNatsAuthConfig({ passwords: { ranker: 's3cret' } });
+    expect(text).toContain('password: "s3cret"');
+    expect(text).toContain(`password: $${passwordEnvVar('tool-details')}`);
+    expect(passwordEnvVar('tool-details')).toBe('NATS_PASSWORD_TOOL_DETAILS');
+    expect(() => renderNatsAuthConfig({ passwords: { ranker: 'a"b' } })).toThrow(/quotes/);
+  });
+});
+
+describe('credentials of connectBus', () => {
+  it('come from the options, else NATS_USER/NATS_PASSWORD, NATS_TOKEN or NATS_CREDS', () => {
+    expect(natsAuth({ service: 's', env: {} })).toEqual({});
+    expect(natsAuth({ service: 's', env: { NATS_USER: 'u', NATS_PASSWORD: 'p' } })).toEqual({
+      user: 'u',
+      pass: 'p',
+    });
+    expect(natsAuth({ service: 's', env: { NATS_TOKEN: 't' } })).toEqual({ token: 't' });
+    expect(natsAuth({ service: 's', user: 'o', pass: 'q', env: { NATS_TOKEN: 't' } })).toEqual({
+      user: 'o',
+      pass: 'q',
+    });
+    expect(() => natsAuth({ service: 's', env: { NATS_USER: 'u' } })).toThrow(/no password/);
+    expect(() =>
+      natsAuth({ service: 's', env: { NATS_USER: 'u', NATS_PASSWORD: 'p', NATS_TOKEN: 't' } }),
+    ).toThrow(/one of/);
+    expect(() => natsAuth({ service: 's', env: { NATS_CREDS: '/nonexistent/askbus.creds' } })).toThrow(
+      /cannot read the creds file/,
+    );
+  });
+
+  it('reads a creds file into an authenticator', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'askbus-creds-'));
+    try {
+      const file = join(dir, 'user.creds');
+      writeFileSync(file, 'not really creds');
+      expect(natsAuth({ service: 's', env: { NATS_CREDS: file } }).authenticator).toBeTypeOf('function');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a nats-server with the generated authorization', () => {
+  const passwords = Object.fromEntries(
+    NATS_USERS.map((u) => [u, `pw-${u}-${Math.random().toString(36).slice(2)}`]),
+  );
+  let server: NatsServerHandle;
+  const buses: Bus[] = [];
+  const logs = new Map<string, string[]>();
+  const as = async (user: NatsUser, password = passwords[user]!) => {
+    const lines: string[] = [];
+    logs.set(user, lines);
+    const bus = await connectBus({
+      servers: server.url,
+      service: user,
+      user,
+      pass: password,
+      inactivityMs: 10_000,
+      log: (_level, msg) => lines.push(msg),
+    });
+    buses.push(bus);
+    return bus;
+  };
+
+  beforeAll(async () => {
+    // Passwords through $NATS_PASSWORD_<USER> in the server's environment, as in deploy/nats.
+    server = await startNatsServer({
+      config: renderNatsAuthConfig(),
+      env: Object.fromEntries(NATS_USERS.map((u) => [passwordEnvVar(u), passwords[u]!])),
+    });
+  });
+  afterAll(async () => {
+    for (const b of buses) await b.drain(1_000);
+    await server?.stop();
+  });
+
+  it('refuses a wrong password and a client without credentials', async () => {
+    await expect(as('ranker', 'wrong')).rejects.toThrow(
+      /refused ranker \(user "ranker"\).*Authorization Violation/i,
+    );
+    await expect(connectBus({ servers: server.url, service: 'anon', env: {} })).rejects.toThrow(
+      /refused anon/,
+    );
+  });
+
+  it('carries a stream of many chunks from a responder back to its caller', async () => {
+    const ranker = await as('ranker');
+    ranker.serveStream(contracts.score, async function* (req) {
+      for (const it of req.items) yield { url: it.url, score: 50, description: '' };
+    });
+    await ranker.nc.flush();
+    const router = await as('router');
+    const items = Array.from({ length: 120 }, (_, i) => item(i));
+    const out = [];
+    for await (const s of router.stream(contracts.score, { query: 'q', items }, { timeoutMs: 20_000 }))
+      out.push(s);
+    // One reply subject, 120 chunks and an end marker: more than allow_responses' default of one.
+    expect(out).toHaveLength(120);
+    expect(logs.get('ranker')).toEqual([]);
+  });
+
+  it('lets the gateway keep the A2A tasks in KV, and no other service', async () => {
+    const gateway = await as('gateway');
+    const kv = await new Kvm(gateway.nc).create('askbus_a2a_tasks', { history: 1, ttl: 60_000 });
+    await kv.put('t.k1', 'one');
+    expect((await kv.get('t.k1'))?.string()).toBe('one');
+    const keys: string[] = [];
+    for await (const k of await kv.keys('t.*')) keys.push(k);
+    expect(keys).toEqual(['t.k1']);
+    await kv.delete('t.k1');
+    const router = await as('router');
+    await expect(new Kvm(router.nc).create('askbus_a2a_tasks')).rejects.toThrow();
+    expect(logs.get('router')?.join('\n')).toMatch(/router may not publish to "\$JS\.API\./);
+  });
+
+  it('refuses a ranker publishing outside its subjects, and nobody receives the message', async () => {
+    const received = new Map<string, number>();
+    const count = (subject: string) => received.set(subject, (received.get(subject) ?? 0) + 1);
+    const retriever = await as('retriever');
+    retriever.serve(contracts.upsert, async (req) => {
+      count(contracts.upsert.subject);
+      return { upserted: req.items.length, total: req.items.length };
+    });
+    const router = await as('router');
+    router.serveStream(contracts.ask, () => {
+      count(contracts.ask.subject);
+      return noChunks();
+    });
+    const compare = await as('tool-compare');
+    compare.serveStream(toolContracts.compare, () => {
+      count(toolContracts.compare.subject);
+      return noChunks();
+    });
+    await Promise.all([retriever, router, compare].map((b) => b.nc.flush()));
+
+    const ranker = await as('ranker');
+    const subjects = [contracts.upsert.subject, contracts.ask.subject, toolContracts.compare.subject];
+    for (const subject of subjects) ranker.nc.publish(subject, '{}', { reply: `_INBOX.ranker.${subject}` });
+    await ranker.nc.flush();
+    await vi.waitFor(() =>
+      expect(logs.get('ranker')).toEqual(
+        subjects.map((s) => `NATS permissions violation: ranker may not publish to "${s}"`),
+      ),
+    );
+
+    // The loader may upsert: its call is the first and only one any of the three servers sees.
+    const loader = await as('loader');
+    await loader.request(contracts.upsert, { site: 'x', items: [item(2)] }, { timeoutMs: 10_000 });
+    await Promise.all([router, compare].map((b) => b.nc.flush()));
+    expect(Object.fromEntries(received)).toEqual({ 'retrieve.v1.upsert': 1 });
+  });
+
+  it('fails a call the service may not make at once, not at its deadline', async () => {
+    const compare = await as('tool-compare');
+    // The error names the refusal: a timeout or no_responders would say otherwise.
+    const refused = async (call: Promise<unknown>, subject: string) => {
+      const err = await call.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(BusError);
+      expect((err as BusError).message).toContain(`NATS refused tool-compare publishing to "${subject}"`);
+    };
+    const drain = async (s: AsyncIterable<unknown>) => {
+      for await (const _ of s) void _;
+    };
+    const ask: AskRequestInput = { query: 'q', site: ['all'], queryId: 'q1' };
+    const limit = { timeoutMs: 30_000 };
+    await refused(
+      compare.request(contracts.upsert, { site: 'x', items: [item(1)] }, limit),
+      'retrieve.v1.upsert',
+    );
+    await refused(drain(compare.stream(contracts.ask, ask, limit)), 'ask.v1.run');
+    await refused(drain(compare.stream(toolContracts.compare, { ask }, limit)), 'tool.v1.compare.run');
+  });
+
+  it('refuses a subscription outside the service list', async () => {
+    const ranker = await as('ranker');
+    const sub = ranker.nc.subscribe(contracts.upsert.subject, { queue: 'retriever' });
+    const closedWith = await sub.closed;
+    expect(String(closedWith)).toMatch(/Permissions Violation for Subscription to "retrieve\.v1\.upsert"/);
+    await vi.waitFor(() =>
+      expect(logs.get('ranker')).toContain(
+        'NATS permissions violation: ranker may not subscribe to "retrieve.v1.upsert"',
+      ),
+    );
+  });
+});

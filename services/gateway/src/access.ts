@@ -1,0 +1,287 @@
+/**
+ * The gateway's access layer: one check in front of every public surface. A request to a
+ * protected surface must present a key valid for it (`Authorization: Bearer <key>` or
+ * `X-API-Key: <key>`) when such keys are configured; then it counts against its client's rate
+ * limit (@fastify/rate-limit's store, keyed by client name, else by IP) and stream cap. Probes,
+ * the public agent card, the chat page's files and CORS preflights stay open.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import rateLimit from '@fastify/rate-limit';
+import { digestsEqual, keyDigest, presentedKey } from './auth';
+import type { AccessConfig, Surface } from './access-config';
+import { renderRefusal } from './access-forms';
+import type { Form, Refusal } from './access-forms';
+import { isV05Body } from './dialect';
+
+export { accessConfig, AccessConfigError } from './access-config';
+export type { AccessConfig, ApiKey, AuthOptions, LegacyTokens, Surface } from './access-config';
+export type { Form, Refusal } from './access-forms';
+
+/** Where a request goes: its surface and the form its refusals take ('ask-post': decided by the body). */
+export interface Target {
+  surface: Surface;
+  form: Form | 'ask-post';
+}
+
+const OPEN_PATHS = new Set(['/health', '/ready', '/', '/chat', '/.well-known/agent-card.json']);
+
+/** The surface of a request, or undefined when it is open to anyone. */
+export function targetOf(method: string, url: string): Target | undefined {
+  if (method === 'OPTIONS') return undefined; // CORS preflights carry no credentials
+  const path = url.split('?', 1)[0]!;
+  if (OPEN_PATHS.has(path) || path.startsWith('/chat/')) return undefined;
+  const under = (prefix: string): boolean => path === prefix || path.startsWith(`${prefix}/`);
+  if (under('/mcp')) return { surface: 'mcp', form: 'mcp' };
+  if (under('/a2a/rest')) return { surface: 'a2a', form: 'a2a-rest' };
+  if (under('/a2a')) return { surface: 'a2a', form: 'a2a-rpc' };
+  if (method === 'POST' && path === '/ask') return { surface: 'rest', form: 'ask-post' };
+  // POST /who takes only protocol 0.5 WhoRequests.
+  if (method === 'POST' && path === '/who') return { surface: 'rest', form: 'v05' };
+  // /ask, /sites, /who, /metrics and any path not listed as open (a 404 tells nothing unasked).
+  return { surface: 'rest', form: 'rest' };
+}
+
+/** What the layer decided for one request or WebSocket upgrade. */
+export interface Admission {
+  /** The authenticated client, when the surface requires a key. */
+  client?: string;
+  /** Set when the request is refused. */
+  refusal?: Refusal;
+  /** RateLimit headers for the answer (also on refusals). */
+  headers: Record<string, string>;
+  /** Ends this request's place in its client's stream count; call once it is over. */
+  release(): void;
+}
+
+/** Counts a request against its key's window: @fastify/rate-limit's createRateLimit. */
+type Consume = (key: string) => Promise<{ remaining: number; ttlInSeconds: number; exceeded: boolean }>;
+
+interface StoredKey {
+  client: string;
+  digest: Buffer;
+  surfaces?: readonly Surface[] | undefined;
+}
+
+const clients = new WeakMap<IncomingMessage, string>();
+
+/** The client a request was admitted as (undefined on an open surface). */
+export const clientOf = (req: IncomingMessage): string | undefined => clients.get(req);
+
+const NO_RELEASE = (): void => undefined;
+
+export class AccessControl {
+  private readonly keys: StoredKey[];
+  private readonly open = new Map<string, number>();
+
+  constructor(
+    readonly config: AccessConfig,
+    private readonly consume?: Consume,
+  ) {
+    this.keys = config.keys.map((k) => ({
+      client: k.client,
+      digest: keyDigest(k.key),
+      surfaces: k.surfaces,
+    }));
+  }
+
+  /** Whether the surface requires a key: some configured key is valid for it. */
+  required(surface: Surface): boolean {
+    return this.keys.some((k) => !k.surfaces || k.surfaces.includes(surface));
+  }
+
+  /**
+   * The client whose key the request presents, compared with every key valid for the surface
+   * in constant time (no early exit, equal-length digests).
+   */
+  private identify(req: IncomingMessage, surface: Surface): string | undefined {
+    const given = presentedKey(req);
+    if (given === undefined) return undefined;
+    const digest = keyDigest(given);
+    let client: string | undefined;
+    for (const k of this.keys) {
+      const valid = !k.surfaces || k.surfaces.includes(surface);
+      if (digestsEqual(digest, k.digest) && valid) client ??= k.client;
+    }
+    return client;
+  }
+
+  async admit(req: IncomingMessage, surface: Surface, ip: string): Promise<Admission> {
+    let client: string | undefined;
+    let refusal: Refusal | undefined;
+    if (this.required(surface)) {
+      client = this.identify(req, surface);
+      if (client === undefined) {
+        const presented = presentedKey(req) !== undefined;
+        refusal = {
+          status: 401,
+          code: 'unauthorized',
+          message: presented
+            ? 'Unauthorized: the API key is not valid for this endpoint'
+            : 'Unauthorized: send an API key as Authorization: Bearer <key> or X-API-Key: <key>',
+          headers: {
+            'www-authenticate': presented
+              ? 'Bearer realm="askbus", error="invalid_token"'
+              : 'Bearer realm="askbus"',
+          },
+        };
+      } else clients.set(req, client);
+    }
+    // Refused keys count against their IP's window too, which slows down guessing.
+    const rateKey = client !== undefined ? `client:${client}` : `ip:${ip}`;
+    const headers: Record<string, string> = {};
+    if (this.consume) {
+      const max = this.config.ratePerMinute;
+      const state = await this.consume(rateKey);
+      Object.assign(headers, {
+        'ratelimit-limit': String(max),
+        'ratelimit-remaining': String(state.remaining),
+        'ratelimit-reset': String(state.ttlInSeconds),
+      });
+      if (state.exceeded) {
+        refusal = {
+          status: 429,
+          code: 'rate_limited',
+          message: `Too many requests: at most ${max} a minute; retry in ${state.ttlInSeconds} s`,
+          headers: { 'retry-after': String(state.ttlInSeconds) },
+        };
+      }
+    }
+    if (refusal)
+      return { ...(client !== undefined ? { client } : {}), refusal, headers, release: NO_RELEASE };
+    const release = this.enter(rateKey);
+    if (!release) {
+      const cap = this.config.maxStreamsPerClient;
+      refusal = {
+        status: 429,
+        code: 'too_many_streams',
+        message: `Too many open requests: at most ${cap} at once; close one first`,
+        headers: { 'retry-after': '1' },
+      };
+      return { ...(client !== undefined ? { client } : {}), refusal, headers, release: NO_RELEASE };
+    }
+    return { ...(client !== undefined ? { client } : {}), headers, release };
+  }
+
+  /** Takes a place among the key's open streams; undefined when the cap is reached. */
+  private enter(key: string): (() => void) | undefined {
+    const cap = this.config.maxStreamsPerClient;
+    if (cap <= 0) return NO_RELEASE;
+    const n = this.open.get(key) ?? 0;
+    if (n >= cap) return undefined;
+    this.open.set(key, n + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.open.get(key) ?? 1) - 1;
+      if (left > 0) this.open.set(key, left);
+      else this.open.delete(key);
+    };
+  }
+
+  /** Open streams of a client (tests and metrics). */
+  openStreams(client: string): number {
+    return this.open.get(`client:${client}`) ?? 0;
+  }
+}
+
+/** Refusals decided in onRequest but sent once the body tells the dialect (POST /ask). */
+const pending = new WeakMap<FastifyRequest, Refusal>();
+
+function parsedBody(body: unknown): unknown {
+  if (typeof body !== 'string') return body;
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function bodyForm(body: unknown): Form {
+  const b = parsedBody(body);
+  return typeof b === 'object' && b !== null && !Array.isArray(b) && isV05Body(b as Record<string, unknown>)
+    ? 'v05'
+    : 'rest';
+}
+
+function send(reply: FastifyReply, form: Form, refusal: Refusal): FastifyReply {
+  const { contentType, body } = renderRefusal(form, refusal);
+  return reply.code(refusal.status).headers(refusal.headers).type(contentType).send(body);
+}
+
+/**
+ * Sends the refusal kept for a request whose body was still to be read, if any: from the
+ * gateway's error handler, so that an unauthenticated client gets its 401 even when its body
+ * is malformed or too large.
+ */
+export function sendPendingRefusal(req: FastifyRequest, reply: FastifyReply): boolean {
+  const refusal = pending.get(req);
+  if (!refusal) return false;
+  pending.delete(req);
+  void send(reply, bodyForm(req.body), refusal);
+  return true;
+}
+
+/**
+ * Builds the access layer from its configuration and adds its hooks to the app; call before
+ * any route is registered. The rate limiter is @fastify/rate-limit's store, used through
+ * createRateLimit so that refusals keep each protocol's form and WebSocket upgrades count too.
+ */
+export async function accessLayer(app: FastifyInstance, config: AccessConfig): Promise<AccessControl> {
+  let consume: Consume | undefined;
+  if (config.ratePerMinute > 0) {
+    await app.register(rateLimit, {
+      global: false,
+      max: config.ratePerMinute,
+      timeWindow: 60_000,
+      keyGenerator: (req) => (req as unknown as { rateKey: string }).rateKey,
+    });
+    const limiter = app.createRateLimit();
+    consume = async (rateKey) => {
+      const r = await limiter({ rateKey, routeOptions: { config: {} } } as unknown as FastifyRequest);
+      if (r.isAllowed) return { remaining: config.ratePerMinute, ttlInSeconds: 60, exceeded: false };
+      return { remaining: r.remaining, ttlInSeconds: r.ttlInSeconds, exceeded: r.isExceeded };
+    };
+  }
+  const access = new AccessControl(config, consume);
+
+  app.addHook('onRequest', async (req, reply) => {
+    const target = targetOf(req.method, req.url);
+    if (!target) return;
+    const admission = await access.admit(req.raw, target.surface, req.ip);
+    if (admission.client !== undefined) {
+      // The client's name on the request's log lines ("request completed" among them).
+      const log = req.log.child({ client: admission.client });
+      req.log = log;
+      reply.log = log;
+    }
+    reply.headers(admission.headers);
+    if (admission.refusal) {
+      if (target.form !== 'ask-post') return send(reply, target.form, admission.refusal);
+      pending.set(req, admission.refusal);
+      return;
+    }
+    reply.raw.once('close', admission.release);
+  });
+
+  app.addHook('preValidation', async (req, reply) => {
+    if (sendPendingRefusal(req, reply)) return reply;
+  });
+
+  return access;
+}
+
+/**
+ * The access check of a WebSocket upgrade (not a Fastify route): the same admission as a
+ * request; the place among the client's streams is held until the socket closes.
+ */
+export async function admitUpgrade(
+  access: AccessControl,
+  req: IncomingMessage,
+  surface: Surface,
+): Promise<Admission> {
+  const admission = await access.admit(req, surface, req.socket.remoteAddress ?? '');
+  if (!admission.refusal) req.socket.once('close', admission.release);
+  return admission;
+}
