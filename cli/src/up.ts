@@ -12,7 +12,7 @@ import {
   type NatsUser,
 } from '@askbus/bus';
 import { loadDemoSites } from '@askbus/demo-data';
-import { buildGateway } from '@askbus/gateway';
+import { LISTEN_BACKLOG, buildGateway } from '@askbus/gateway';
 import { startRanker } from '@askbus/ranker';
 import { startRetriever } from '@askbus/retriever';
 import { routerOptionsFromEnv, startRouter } from '@askbus/router';
@@ -147,11 +147,11 @@ export async function up(opts: UpOptions): Promise<Running> {
   const app = await buildGateway(gatewayBus, { logger: false, metrics });
   let port = opts.port;
   try {
-    await app.listen({ port, host: opts.host });
+    await app.listen({ port, host: opts.host, backlog: LISTEN_BACKLOG });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
     opts.log(`port ${port} is in use; taking a free one`);
-    await app.listen({ port: 0, host: opts.host });
+    await app.listen({ port: 0, host: opts.host, backlog: LISTEN_BACKLOG });
   }
   const address = app.server.address();
   port = typeof address === 'object' && address ? address.port : port;

@@ -50,6 +50,13 @@ export { JsonCollector, SseRenderer, SSE_HEADERS, sseFrame, resultItems, v055Met
 export { AccessConfigError, accessConfig } from './access';
 export type { AuthOptions } from './access';
 
+/**
+ * The gateway's listen backlog: a burst of connections (a thousand streams opened at once) beyond
+ * Node's default 511 is dropped by the kernel and retried by clients only after 1, 3, 7 s. The
+ * kernel caps it at net.core.somaxconn.
+ */
+export const LISTEN_BACKLOG = 4_096;
+
 export interface GatewayOptions {
   /** Interval of `: keepalive` comments on SSE responses (ms). */
   keepAliveMs?: number;

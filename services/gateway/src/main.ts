@@ -1,6 +1,6 @@
 /** The gateway process: connects to NATS, serves HTTP on PORT/HOST, stops cleanly on SIGTERM. */
 import { runService } from '@askbus/telemetry';
-import { buildGateway } from './index';
+import { LISTEN_BACKLOG, buildGateway } from './index';
 
 const port = Number(process.env.PORT ?? 8000);
 const host = process.env.HOST ?? '0.0.0.0';
@@ -15,7 +15,7 @@ await runService('gateway', async ({ bus, log, registry }) => {
     metrics: registry,
   });
   try {
-    await app.listen({ port, host });
+    await app.listen({ port, host, backlog: LISTEN_BACKLOG });
   } catch (err) {
     log.error({ err }, `the gateway cannot listen on ${host}:${port}`);
     await bus.drain();
