@@ -47,6 +47,11 @@ export interface BusOptions {
   log?: (level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
   /** Version shown by $SRV discovery. */
   version?: string;
+  /**
+   * Prefix of this bus's reply inboxes (default `_INBOX`). connectBus sets `_INBOX_<user>` for a
+   * NATS user, so its permissions can let it read its own replies and nobody else's.
+   */
+  inboxPrefix?: string;
 }
 
 export interface ServeOptions {
@@ -135,7 +140,7 @@ export class Bus {
     opts: CallOptions = {},
   ): Promise<z.infer<C['reply']>> {
     const call = this.prepareCall(contract.subject, contract.request, req, opts);
-    const inbox = createInbox();
+    const inbox = createInbox(this.opts.inboxPrefix);
     const sub = this.nc.subscribe(inbox, { max: 1 });
     const cleanup = (): void => sub.unsubscribe();
     let failure: BusError | undefined;
@@ -167,7 +172,7 @@ export class Bus {
     opts: CallOptions = {},
   ): AsyncGenerator<z.infer<C['chunk']>, void, undefined> {
     const call = this.prepareCall(contract.subject, contract.request, req, opts);
-    const inbox = createInbox();
+    const inbox = createInbox(this.opts.inboxPrefix);
     const sub = this.nc.subscribe(inbox);
     const messages = sub[Symbol.asyncIterator]();
     const inactivity = opts.inactivityMs ?? this.inactivityMs;

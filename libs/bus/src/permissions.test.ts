@@ -47,7 +47,8 @@ describe('permissions derived from the contracts', () => {
     expect(p.subscribe.allow).toEqual(['rank.v1.score', 'ask.v1.cancel.>', '$SRV.>']);
     expect(natsPermissions('router').publish.allow).toContain('ask.v1.cancel.>');
     expect(natsPermissions('router').publish.allow).toContain(toolContracts.compare.subject);
-    expect(natsPermissions('router').subscribe.allow).toContain('_INBOX.>');
+    expect(natsPermissions('router').subscribe.allow).toContain('_INBOX_router.>');
+    expect(natsPermissions('router').subscribe.allow).not.toContain('_INBOX.>');
     for (const user of NATS_USERS) {
       const js = natsPermissions(user).publish.allow.filter(
         (s) => s.startsWith('$JS') || s.startsWith('$KV'),
@@ -242,5 +243,21 @@ describe('a nats-server with the generated authorization', () => {
         'NATS permissions violation: ranker may not subscribe to "retrieve.v1.upsert"',
       ),
     );
+  });
+
+  it("keeps a caller's replies from other services: each reads only its own inboxes", async () => {
+    const router = await as('router');
+    const snoop = router.nc.subscribe('_INBOX_gateway.>');
+    expect(String(await snoop.closed)).toMatch(
+      /Permissions Violation for Subscription to "_INBOX_gateway\.>"/,
+    );
+    const wide = router.nc.subscribe('_INBOX.>');
+    expect(String(await wide.closed)).toMatch(/Permissions Violation for Subscription/);
+    // The gateway's own calls still get their replies, on its own prefix.
+    const gateway = await as('gateway');
+    const retriever = await as('retriever');
+    retriever.serve(contracts.sites, async () => ({ sites: [] }));
+    await retriever.nc.flush();
+    await expect(gateway.request(contracts.sites, {}, { timeoutMs: 5_000 })).resolves.toEqual({ sites: [] });
   });
 });

@@ -48,8 +48,14 @@ export interface NatsPermissions {
   allow_responses: { max: number; expires: string };
 }
 
-/** Replies go to `_INBOX.<random>` (createInbox's default prefix), where a caller listens. */
-const INBOX = '_INBOX.>';
+/** The reply-inbox prefix of a NATS user: `_INBOX_<user>` (connectBus uses it). */
+export const userInboxPrefix = (user: string): string => `_INBOX_${user}`;
+
+/**
+ * Replies go to `_INBOX_<user>.<random>` (connectBus sets the prefix from the NATS user), so a
+ * user reads its own replies and no one else's.
+ */
+const inboxOf = (user: NatsUser): string => `${userInboxPrefix(user)}.>`;
 const CANCEL = `${CANCEL_PREFIX}.>`;
 /** Every bus answers ADR-32 discovery ($SRV.PING|INFO|STATS[.name[.id]]). */
 const DISCOVERY = '$SRV.>';
@@ -99,7 +105,7 @@ export function natsPermissions(user: NatsUser): NatsPermissions {
     CANCEL,
     DISCOVERY,
     // Replies to calls, JetStream API replies and KV key listings all arrive on inboxes.
-    ...(calls.length > 0 || buckets.length > 0 ? [INBOX] : []),
+    ...(calls.length > 0 || buckets.length > 0 ? [inboxOf(user)] : []),
   ];
   return {
     publish: { allow: unique(publish) },

@@ -3,6 +3,7 @@ import { connect } from '@nats-io/transport-node';
 import { AuthorizationError, credsAuthenticator, type ConnectionOptions } from '@nats-io/nats-core';
 import type { Bus, BusOptions } from './bus';
 import { PermissionAwareBus } from './permissions-violations';
+import { userInboxPrefix } from './permissions';
 
 export interface ConnectOptions extends BusOptions {
   /** NATS server URL(s); defaults to NATS_URL, then nats://127.0.0.1:4222. */
@@ -63,6 +64,8 @@ export function natsAuth(
 export async function connectBus(opts: ConnectOptions): Promise<Bus> {
   const auth = natsAuth(opts);
   const servers = opts.servers ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+  // A user's replies (the bus's and JetStream's) come to inboxes only it may read.
+  const inboxPrefix = opts.inboxPrefix ?? (auth.user ? userInboxPrefix(auth.user) : undefined);
   let nc;
   try {
     nc = await connect({
@@ -70,6 +73,7 @@ export async function connectBus(opts: ConnectOptions): Promise<Bus> {
       name: `askbus-${opts.service}`,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 250,
+      ...(inboxPrefix ? { inboxPrefix } : {}),
       ...auth,
     });
   } catch (err) {
@@ -96,7 +100,7 @@ export async function connectBus(opts: ConnectOptions): Promise<Bus> {
     servers: _servers,
     ...busOpts
   } = opts;
-  return new PermissionAwareBus(nc, busOpts);
+  return new PermissionAwareBus(nc, { ...busOpts, ...(inboxPrefix ? { inboxPrefix } : {}) });
 }
 
 /**
