@@ -55,16 +55,16 @@ describe('a NATS restart', () => {
     expect((await fetch(`${running.url}/ready`)).status).toBe(503);
 
     nats = await startNatsServer({ port, storeDir: join(dataDir, 'nats') });
-    // Clients reconnect on their own (every 250 ms) and re-subscribe. A request sent in the
-    // moment between a client's reconnect and the other services' re-subscriptions is lost and
-    // would wait out its inactivity limit, so each attempt is cut short and tried again.
-    const until = Date.now() + 20_000;
-    let names: string[] = [];
-    while (Date.now() < until) {
-      names = await eastwoodWesterns(2_000).catch(() => []);
-      if (names.includes('Pale Rider')) break;
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    // The first query goes out at once, while the services are still reconnecting (each on its
+    // own 250 ms timer) and re-subscribing. A call dropped by a client that was still
+    // disconnected, or answered no_responders because its service was not back yet, is sent
+    // again by the bus (see its client side), so this query is answered, not left to wait out
+    // the 15 s stream inactivity limit. The bound is loose for a loaded 2-core machine.
+    const started = Date.now();
+    const names = await eastwoodWesterns(30_000);
+    const tookMs = Date.now() - started;
+    console.log(`first query after the NATS restart answered in ${tookMs} ms`);
+    expect(tookMs).toBeLessThan(10_000);
     expect(names).toEqual(expect.arrayContaining(['Pale Rider', 'High Plains Drifter']));
     expect(running.buses.every((b) => !b.nc.isClosed())).toBe(true);
   }, 60_000);

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { createInbox, headers as natsHeaders } from '@nats-io/nats-core';
 import type { Msg, MsgHdrs, NatsConnection, Subscription } from '@nats-io/nats-core';
-import { CANCEL_PREFIX, cancelSubject } from '@askbus/contracts';
-import type { StreamContract, UnaryContract } from '@askbus/contracts';
+import { CANCEL_PREFIX, cancelSubject, eventSubject } from '@askbus/contracts';
+import type { EventContract, StreamContract, UnaryContract } from '@askbus/contracts';
 import type { z } from 'zod';
 import { decodeWith, encodeJson } from './codec';
 import { BusError } from './errors';
 import { Discovery } from './discovery';
 import { H } from './headers';
+import { LinkState } from './link';
 import { startCallSpan, startHandlerSpan, withContext } from './tracing';
 
 /** How a call is made: which query it belongs to, how long it may take, how to stop it. */
@@ -52,6 +53,11 @@ export interface BusOptions {
    * NATS user, so its permissions can let it read its own replies and nobody else's.
    */
   inboxPrefix?: string;
+  /**
+   * How long after this connection comes back a no_responders is taken for services that have
+   * not re-subscribed yet, and the call is sent again with a short backoff (default 10 s).
+   */
+  reconnectGraceMs?: number;
 }
 
 export interface ServeOptions {
@@ -59,6 +65,12 @@ export interface ServeOptions {
   queue?: string;
   /** This handler's own limit; the caller's deadline still applies when smaller. */
   timeoutMs?: number;
+}
+
+/** Where an event came from: its subject and the publisher's trace context. */
+export interface EventMeta {
+  subject: string;
+  traceparent: string | undefined;
 }
 
 /** Told of every call made and every request handled, for metrics. */
@@ -94,6 +106,8 @@ export class Bus {
   private readonly heartbeatMs: number;
   private readonly inactivityMs: number;
   private readonly defaultTimeoutMs: number;
+  private readonly reconnectGraceMs: number;
+  private readonly link: LinkState;
   private closing = false;
   private observer: BusObserver | undefined;
   /** Answers $SRV.PING / INFO / STATS for this process. */
@@ -106,6 +120,8 @@ export class Bus {
     this.heartbeatMs = opts.heartbeatMs ?? 2_000;
     this.inactivityMs = opts.inactivityMs ?? 15_000;
     this.defaultTimeoutMs = opts.defaultTimeoutMs ?? 60_000;
+    this.reconnectGraceMs = opts.reconnectGraceMs ?? 10_000;
+    this.link = new LinkState(nc);
     this.discovery = new Discovery(nc, opts.service, opts.version ?? '0.1.0');
     // Every process hears every cancel (no queue group) and aborts what it runs for that query.
     this.cancelSub = nc.subscribe(`${CANCEL_PREFIX}.>`, {
@@ -132,7 +148,79 @@ export class Bus {
     this.nc.publish(cancelSubject(queryId, callId));
   }
 
+  // ---------------------------------------------------------------- events
+
+  /** Publishes one event on `<contract.subject>.<key>`, validated, with the trace context. */
+  publish<C extends EventContract<z.ZodType>>(
+    contract: C,
+    key: string,
+    event: z.input<C['event']>,
+    opts: { traceparent?: string } = {},
+  ): void {
+    const parsed = contract.event.safeParse(event);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new BusError(
+        'bad_request',
+        `event is invalid at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`,
+      );
+    }
+    if (this.nc.isClosed()) return;
+    const subject = eventSubject(contract, key);
+    const h = natsHeaders();
+    const span = startCallSpan(subject, key, opts.traceparent);
+    span.inject(h);
+    this.nc.publish(subject, encodeJson(parsed.data), { headers: h });
+    span.end();
+  }
+
+  /**
+   * Hears the events of one key (or of every key when `key` is undefined), no queue group.
+   * Events that do not match the contract are logged and dropped.
+   */
+  subscribe<C extends EventContract<z.ZodType>>(
+    contract: C,
+    key: string | undefined,
+    handler: (event: z.infer<C['event']>, meta: EventMeta) => void,
+  ): Subscription {
+    const subject = key === undefined ? `${contract.subject}.*` : eventSubject(contract, key);
+    return this.nc.subscribe(subject, {
+      callback: (_err, msg) => {
+        let event: z.infer<C['event']>;
+        try {
+          event = decodeWith(contract.event, msg.data, 'bad_request', `event on ${msg.subject}`) as z.infer<
+            C['event']
+          >;
+        } catch (err) {
+          this.opts.log?.('warn', 'dropped an invalid event', { subject: msg.subject, err: String(err) });
+          return;
+        }
+        try {
+          handler(event, { subject: msg.subject, traceparent: msg.headers?.get(H.traceparent) || undefined });
+        } catch (err) {
+          this.opts.log?.('error', 'event handler crashed', { subject: msg.subject, err: String(err) });
+        }
+      },
+    });
+  }
+
   // ---------------------------------------------------------------- client side
+  //
+  // Sending again. A call is sent once more only before anything of its answer has arrived, so
+  // the caller never sees a chunk twice, and only when the first sending cannot have been served:
+  // - the connection dropped between the publish and the first message: nats.js discards what it
+  //   had not written yet (see LinkState), so the request or its first answer may be gone. The
+  //   earlier attempt is cancelled by its call id (it may have been delivered) and the call goes
+  //   out again, on a new reply inbox, as soon as the connection is back;
+  // - no_responders within reconnectGraceMs of this connection coming back: the server delivered
+  //   it to nobody, and the services are probably still re-subscribing. It goes out again after
+  //   50, 100, 200 … 1,000 ms while the grace period and the call's deadline last.
+  // Every contract askbus declares is safe to send again under these rules: the unary subjects
+  // are reads (search, sites) or idempotent writes keyed by url / site (upsert; a delete done
+  // twice leaves the same index, though the second reply counts 0), and a stream (ask, score,
+  // tools) that has sent nothing has shown the caller nothing, while its earlier attempt is
+  // cancelled. Otherwise no_responders fails at once, as before: a subject nobody serves is
+  // reported, not waited on. A new contract that is not idempotent must not rely on this.
 
   async request<C extends UnaryContract<z.ZodType, z.ZodType>>(
     contract: C,
@@ -140,19 +228,38 @@ export class Bus {
     opts: CallOptions = {},
   ): Promise<z.infer<C['reply']>> {
     const call = this.prepareCall(contract.subject, contract.request, req, opts);
-    const inbox = createInbox(this.opts.inboxPrefix);
-    const sub = this.nc.subscribe(inbox, { max: 1 });
-    const cleanup = (): void => sub.unsubscribe();
     let failure: BusError | undefined;
     try {
-      this.nc.publish(contract.subject, call.payload, { reply: inbox, headers: call.headers });
-      const msg = await this.nextMessage(sub[Symbol.asyncIterator](), call, call.remainingMs());
-      if (isNoResponders(msg)) throw new BusError('no_responders', `no service answers ${contract.subject}`);
-      const code = msg.headers?.get(H.error);
-      if (code) throw BusError.fromBody(msg.data);
-      return decodeWith(contract.reply, msg.data, 'internal', `reply of ${contract.subject}`) as z.infer<
-        C['reply']
-      >;
+      for (let attempt = 0; ; attempt++) {
+        const inbox = createInbox(this.opts.inboxPrefix);
+        const sub = this.nc.subscribe(inbox, { max: 1 });
+        let msg: Msg | typeof LINK_LOST;
+        try {
+          this.nc.publish(contract.subject, call.payload, { reply: inbox, headers: call.headers });
+          msg = await this.nextMessage(
+            sub[Symbol.asyncIterator](),
+            call,
+            call.remainingMs(),
+            undefined,
+            true,
+          );
+        } finally {
+          sub.unsubscribe();
+        }
+        if (msg === LINK_LOST) {
+          this.resendAfterLinkLoss(call);
+          continue;
+        }
+        if (isNoResponders(msg)) {
+          if (await this.mayResendNoResponders(call, attempt)) continue;
+          throw new BusError('no_responders', `no service answers ${contract.subject}`);
+        }
+        const code = msg.headers?.get(H.error);
+        if (code) throw BusError.fromBody(msg.data);
+        return decodeWith(contract.reply, msg.data, 'internal', `reply of ${contract.subject}`) as z.infer<
+          C['reply']
+        >;
+      }
     } catch (err) {
       failure = BusError.from(err);
       if (['cancelled', 'timeout', 'deadline_exceeded'].includes(failure.code)) {
@@ -160,7 +267,6 @@ export class Bus {
       }
       throw failure;
     } finally {
-      cleanup();
       call.dispose(failure);
     }
   }
@@ -172,29 +278,52 @@ export class Bus {
     opts: CallOptions = {},
   ): AsyncGenerator<z.infer<C['chunk']>, void, undefined> {
     const call = this.prepareCall(contract.subject, contract.request, req, opts);
-    const inbox = createInbox(this.opts.inboxPrefix);
-    const sub = this.nc.subscribe(inbox);
-    const messages = sub[Symbol.asyncIterator]();
     const inactivity = opts.inactivityMs ?? this.inactivityMs;
+    let sub: Subscription | undefined;
+    let messages: AsyncIterator<Msg> | undefined;
+    const send = (): AsyncIterator<Msg> => {
+      sub?.unsubscribe();
+      sub = this.nc.subscribe(createInbox(this.opts.inboxPrefix));
+      this.nc.publish(contract.subject, call.payload, { reply: sub.getSubject(), headers: call.headers });
+      return sub[Symbol.asyncIterator]();
+    };
     let expected = 0;
+    /** Something (a chunk or a heartbeat) arrived: from now on the call is never sent again. */
+    let answered = false;
+    let attempt = 0;
     let finished = false;
     let failure: BusError | undefined;
     try {
-      this.nc.publish(contract.subject, call.payload, { reply: inbox, headers: call.headers });
+      messages = send();
       for (;;) {
         // Whichever limit is nearer decides the error, fixed now: timers may fire a millisecond
         // early by Date.now(), so asking the clock again when one fires could pick the wrong one.
         const remaining = call.remainingMs();
         const byDeadline = remaining <= inactivity;
-        const msg = await this.nextMessage(messages, call, Math.min(inactivity, remaining), () =>
-          byDeadline
-            ? new BusError('deadline_exceeded', `${contract.subject} passed its deadline`)
-            : new BusError('timeout', `${contract.subject} sent nothing for ${inactivity} ms`),
+        const msg = await this.nextMessage(
+          messages,
+          call,
+          Math.min(inactivity, remaining),
+          () =>
+            byDeadline
+              ? new BusError('deadline_exceeded', `${contract.subject} passed its deadline`)
+              : new BusError('timeout', `${contract.subject} sent nothing for ${inactivity} ms`),
+          !answered,
         );
+        if (msg === LINK_LOST) {
+          this.resendAfterLinkLoss(call);
+          messages = send();
+          continue;
+        }
         if (isNoResponders(msg)) {
+          if (!answered && (await this.mayResendNoResponders(call, attempt++))) {
+            messages = send();
+            continue;
+          }
           finished = true;
           throw new BusError('no_responders', `no service answers ${contract.subject}`);
         }
+        answered = true;
         const hdr = msg.headers;
         if (hdr?.get(H.heartbeat)) continue;
         const seq = Number(hdr?.get(H.seq));
@@ -217,14 +346,37 @@ export class Bus {
       failure = BusError.from(err);
       throw failure;
     } finally {
-      sub.unsubscribe();
+      sub?.unsubscribe();
       call.dispose(failure);
       // Stopped before the end marker (consumer broke off, timeout, abort): stop the server too.
       if (!finished) this.cancel(call.queryId, call.callId);
     }
   }
 
-  private prepareCall(subject: string, schema: z.ZodType, req: unknown, opts: CallOptions) {
+  /** The connection dropped before any answer: the attempt may have reached a service; stop it. */
+  private resendAfterLinkLoss(call: PreparedCall): void {
+    this.cancel(call.queryId, call.callId);
+    call.renew();
+    this.opts.log?.('warn', 'the NATS connection dropped before an answer came; sending the call again', {
+      subject: call.subject,
+      queryId: call.queryId,
+    });
+  }
+
+  /**
+   * After a no_responders: true (after a backoff) when the call should go out again because this
+   * connection came back moments ago and the services may still be re-subscribing.
+   */
+  private async mayResendNoResponders(call: PreparedCall, attempt: number): Promise<boolean> {
+    const backoffMs = Math.min(1_000, 50 * 2 ** attempt);
+    if (this.link.sinceReconnectMs() + backoffMs > this.reconnectGraceMs) return false;
+    if (call.remainingMs() <= backoffMs) return false;
+    await abortableSleep(backoffMs, call.signal);
+    call.renew();
+    return true;
+  }
+
+  private prepareCall(subject: string, schema: z.ZodType, req: unknown, opts: CallOptions): PreparedCall {
     const parsed = schema.safeParse(req);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -235,21 +387,25 @@ export class Bus {
     }
     if (opts.signal?.aborted) throw new BusError('cancelled', 'cancelled before it was sent');
     const queryId = opts.queryId ?? randomUUID();
-    const callId = randomUUID().replaceAll('-', '');
+    const newCallId = (): string => randomUUID().replaceAll('-', '');
     const deadline = Math.min(
       opts.deadline ?? Infinity,
       Date.now() + (opts.timeoutMs ?? this.defaultTimeoutMs),
     );
     const h = natsHeaders();
     h.set(H.queryId, queryId);
-    h.set(H.callId, callId);
+    h.set(H.callId, newCallId());
     h.set(H.deadline, String(deadline));
     const span = startCallSpan(subject, queryId, opts.traceparent);
     span.inject(h);
     const started = performance.now();
     return {
+      subject,
       queryId,
-      callId,
+      get callId() {
+        return h.get(H.callId);
+      },
+      renew: () => h.set(H.callId, newCallId()),
       headers: h,
       payload: encodeJson(parsed.data),
       signal: opts.signal,
@@ -261,20 +417,26 @@ export class Bus {
     };
   }
 
-  /** The next message of a subscription, or a BusError on abort or when `waitMs` runs out. */
+  /**
+   * The next message of a subscription, or a BusError on abort or when `waitMs` runs out; with
+   * `untilReconnect`, LINK_LOST when the connection comes back first (what was sent may be lost).
+   */
   private async nextMessage(
     iterator: AsyncIterator<Msg>,
     call: { signal: AbortSignal | undefined; remainingMs: () => number },
     waitMs: number,
     onTimeout: () => BusError = () => new BusError('deadline_exceeded', 'no reply before the deadline'),
-  ): Promise<Msg> {
+    untilReconnect = false,
+  ): Promise<Msg | typeof LINK_LOST> {
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
+    let offReconnect: (() => void) | undefined;
     try {
       const result = await Promise.race([
         iterator.next(),
-        new Promise<never>((_, reject) => {
+        new Promise<typeof LINK_LOST>((resolve, reject) => {
           timer = setTimeout(() => reject(onTimeout()), Math.max(0, waitMs));
+          if (untilReconnect) offReconnect = this.link.onReconnect(() => resolve(LINK_LOST));
           if (call.signal) {
             onAbort = () => reject(new BusError('cancelled', 'cancelled by the caller'));
             if (call.signal.aborted) onAbort();
@@ -282,10 +444,12 @@ export class Bus {
           }
         }),
       ]);
+      if (result === LINK_LOST) return LINK_LOST;
       if (result.done) throw new BusError('unavailable', 'the connection closed');
       return result.value;
     } finally {
       clearTimeout(timer);
+      offReconnect?.();
       if (onAbort) call.signal?.removeEventListener('abort', onAbort);
     }
   }
@@ -297,7 +461,7 @@ export class Bus {
     handler: UnaryHandler<C>,
     opts: ServeOptions = {},
   ): Subscription {
-    return this.subscribe(contract.subject, opts, async (msg) => {
+    return this.serveOn(contract.subject, opts, async (msg) => {
       const reply = (data: Uint8Array, h?: MsgHdrs) =>
         msg.reply && this.nc.publish(msg.reply, data, { headers: h });
       await this.runHandler(
@@ -329,7 +493,7 @@ export class Bus {
     handler: StreamHandler<C>,
     opts: ServeOptions = {},
   ): Subscription {
-    return this.subscribe(contract.subject, opts, async (msg) => {
+    return this.serveOn(contract.subject, opts, async (msg) => {
       let seq = 0;
       let lastSent = Date.now();
       const send = (data: Uint8Array, extra?: (h: MsgHdrs) => void) => {
@@ -381,7 +545,7 @@ export class Bus {
     });
   }
 
-  private subscribe(subject: string, opts: ServeOptions, onMsg: (msg: Msg) => Promise<void>): Subscription {
+  private serveOn(subject: string, opts: ServeOptions, onMsg: (msg: Msg) => Promise<void>): Subscription {
     const queue = opts.queue ?? this.opts.service;
     this.discovery.addEndpoint(subject, queue);
     const sub = this.nc.subscribe(subject, {
@@ -509,4 +673,36 @@ export class Bus {
 
 function isNoResponders(msg: Msg): boolean {
   return msg.headers?.code === 503 && msg.data.length === 0;
+}
+
+/** What nextMessage returns when the connection came back before any message did. */
+const LINK_LOST = Symbol('link lost');
+
+/** One outgoing call: its headers (a new call id per attempt), payload, limits and span. */
+interface PreparedCall {
+  subject: string;
+  queryId: string;
+  readonly callId: string;
+  /** A new call id for the next attempt, so a cancel of the earlier one does not stop it. */
+  renew(): void;
+  headers: MsgHdrs;
+  payload: Uint8Array;
+  signal: AbortSignal | undefined;
+  remainingMs(): number;
+  dispose(failure?: BusError): void;
+}
+
+function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(new BusError('cancelled', 'cancelled by the caller'));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }

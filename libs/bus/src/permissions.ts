@@ -4,7 +4,15 @@
  * it). Each service lists the contracts it serves and calls; the subjects follow from those
  * contract objects, plus what every bus needs (cancellation, $SRV discovery, reply inboxes).
  */
-import { CANCEL_PREFIX, contracts, toolContracts, type Contract } from '@askbus/contracts';
+import type { z } from 'zod';
+import {
+  CANCEL_PREFIX,
+  contracts,
+  eventContracts,
+  toolContracts,
+  type Contract,
+  type EventContract,
+} from '@askbus/contracts';
 
 /** The gateway's A2A task store buckets (services/gateway/src/a2a/store.ts; a test keeps them equal). */
 export const A2A_KV_BUCKETS = ['askbus_a2a_tasks', 'askbus_a2a_push'] as const;
@@ -16,13 +24,21 @@ interface ServiceSubjects {
   calls: readonly Contract[];
   /** JetStream KV buckets it creates, reads and writes. */
   kvBuckets?: readonly string[];
+  /** Event contracts it publishes and hears (every key: `<subject>.*`). */
+  events?: readonly EventContract<z.ZodType>[];
 }
 
 const { ask, search, upsert, sites, delete: del, score } = contracts;
 
 /** Every NATS user: the services of services/ by name, and `loader` for `askbus load`. */
 export const serviceSubjects = {
-  gateway: { serves: [], calls: [ask, sites, search], kvBuckets: A2A_KV_BUCKETS },
+  // Gateway replicas share A2A task events and cancel requests (services/gateway/src/a2a/replicas.ts).
+  gateway: {
+    serves: [],
+    calls: [ask, sites, search],
+    kvBuckets: A2A_KV_BUCKETS,
+    events: [eventContracts.a2aTaskEvents, eventContracts.a2aCancelTask],
+  },
   // Tool selection may dispatch to any tool handler of config/tools.xml.
   router: { serves: [ask], calls: [sites, search, score, ...Object.values(toolContracts)] },
   retriever: { serves: [search, upsert, sites, del], calls: [] },
@@ -92,18 +108,21 @@ export function natsPermissions(user: NatsUser): NatsPermissions {
   const s: ServiceSubjects = serviceSubjects[user];
   const calls = s.calls.map((c) => c.subject);
   const buckets = s.kvBuckets ?? [];
+  const events = (s.events ?? []).map((c) => `${c.subject}.*`);
   const publish = [
     ...calls,
     // A caller cancels what it started (timeouts, aborts, a consumer that stops reading).
     ...(calls.length > 0 ? [CANCEL] : []),
     ...(buckets.length > 0 ? ['$JS.API.INFO'] : []),
     ...buckets.flatMap(kvSubjects),
+    ...events,
   ];
   const subscribe = [
     ...s.serves.map((c) => c.subject),
     // Every process hears every cancel and aborts its own work for that query.
     CANCEL,
     DISCOVERY,
+    ...events,
     // Replies to calls, JetStream API replies and KV key listings all arrive on inboxes.
     ...(calls.length > 0 || buckets.length > 0 ? [inboxOf(user)] : []),
   ];

@@ -3,3 +3,4 @@ export * from './ask';
 export * from './message';
 export * from './errors';
 export * from './subjects';
+export * from './a2a';

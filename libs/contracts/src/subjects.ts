@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { AskRequest } from './ask';
 import { RetrievedItem, SiteName, StoredItem } from './item';
 import { Message } from './message';
+import { A2aCancelRequest, A2aTaskEventEnvelope } from './a2a';
 
 /** A request answered by one reply. */
 export interface UnaryContract<Req extends z.ZodType, Rep extends z.ZodType> {
@@ -110,3 +111,40 @@ export const contracts = {
 export const CANCEL_PREFIX = 'ask.v1.cancel';
 export const cancelSubject = (queryId: string, callId?: string): string =>
   callId ? `${CANCEL_PREFIX}.${queryId}.${callId}` : `${CANCEL_PREFIX}.${queryId}`;
+
+/**
+ * Fire-and-forget events on a subject per key (`<prefix>.<key>`): published by one process, heard
+ * by every subscriber (no queue group, no reply).
+ */
+export interface EventContract<Event extends z.ZodType> {
+  readonly kind: 'event';
+  /** The subject's prefix; one key token follows it. */
+  readonly subject: string;
+  readonly event: Event;
+}
+const event = <Event extends z.ZodType>(subject: string, schema: Event): EventContract<Event> => ({
+  kind: 'event',
+  subject,
+  event: schema,
+});
+
+/**
+ * A key as one subject token. Ids made of letters, digits and '-' (UUIDs) stay as they are;
+ * anything else (dots, wildcards, spaces) becomes '_' + the hex of its UTF-8, which no such id
+ * starts with.
+ */
+export function subjectToken(key: string): string {
+  if (/^[A-Za-z0-9-]{1,200}$/.test(key)) return key;
+  const hex = Array.from(new TextEncoder().encode(key), (b) => b.toString(16).padStart(2, '0'));
+  return `_${hex.join('')}`;
+}
+export const eventSubject = (contract: EventContract<z.ZodType>, key: string): string =>
+  `${contract.subject}.${subjectToken(key)}`;
+
+/** Every event subject askbus publishes; gateways share A2A task events through them. */
+export const eventContracts = {
+  /** `a2a.v1.events.<taskId>`: every event the gateway running a task gives its SDK event bus. */
+  a2aTaskEvents: event('a2a.v1.events', A2aTaskEventEnvelope),
+  /** `a2a.v1.cancel.<taskId>`: a gateway asks the one running the task to cancel it. */
+  a2aCancelTask: event('a2a.v1.cancel', A2aCancelRequest),
+} as const;

@@ -43,7 +43,8 @@ export async function* runAsk(
       yield stamp(step.value);
       step = await search.next();
     }
-    for await (const body of postRanking(req, step.value, model, signal)) yield stamp(body);
+    for await (const body of postRanking(req, step.value, model, signal, settings.rankDeadline))
+      yield stamp(body);
   } catch (err) {
     if (signal.aborted) throw err;
     yield stamp({

@@ -33,8 +33,9 @@ export interface RouterOptions {
   debug?: boolean;
   onRouted?: RoutingDeps['onRouted'];
   /**
-   * Time budget of one query from its arrival (ms): past it the router stops waiting on models
-   * (prepare steps, ranking, tools) and answers with what it has. The caller's deadline applies
+   * Time budget of one query from its arrival (ms): past it the router stops waiting (prepare
+   * steps, retrieval, ranking, tools, the summary or answer being written) and answers with what
+   * it has; a retrieval still running is an error, there being nothing to answer from. The caller's deadline applies
    * too, less a reserve for the last messages (see answerDeadline). Default: none of its own.
    */
   queryDeadlineMs?: number;

@@ -1,5 +1,6 @@
 import type { AskRequest, MessageBody, ResultItem } from '@askbus/contracts';
 import { createLlm, fillTemplate, loadPrompts, renderItems, type Llm, type PromptConfig } from '@askbus/llm';
+import { passedDeadline, untilAborted, untilDeadline } from './deadline';
 
 /** The language model and prompts of the summarize and generate modes. */
 export interface AnswerModel {
@@ -22,12 +23,16 @@ const GENERATE_MIN_SCORE = 55;
  * an address, then the summarize / generate modes through the language model. The answer is
  * streamed as `summary_chunk` / `nlws_chunk` deltas while the model writes it, then sent whole
  * as NLWeb sends it (`result` with `@type: Summary`, or `nlws` with the items it cites).
+ *
+ * At the query's `deadline` (epoch ms) the model call is aborted: the deltas sent stay, the
+ * answer is closed with the text written so far, and a status says it was cut there.
  */
 export async function* postRanking(
   req: AskRequest,
   results: ResultItem[],
   model: AnswerModel = localAnswerModel(),
   signal?: AbortSignal,
+  deadline?: number,
 ): AsyncGenerator<MessageBody, void, undefined> {
   const located = results
     .map((r) => ({ title: r.name, address: addressOf(r.schema_object) }))
@@ -56,31 +61,52 @@ export async function* postRanking(
     items: renderItems(items, 1),
     'request.top_k': String(items.length),
   });
+  const what = summarize ? 'summary' : 'answer';
+  const modelSignal = untilDeadline(signal ?? new AbortController().signal, deadline);
   let text = '';
+  let cut = false;
   try {
-    for await (const delta of model.llm.stream({
+    const deltas = model.llm.stream({
       messages: [{ role: 'user', content }],
       tier: 'high',
       maxTokens: summarize ? 400 : 800,
-      signal,
+      signal: modelSignal,
       task: { kind: summarize ? 'summarize' : 'generate', query: req.query, items },
-    })) {
+    });
+    // Raced with the deadline as well, so a client slow to notice its abort cannot hold the query.
+    for await (const delta of untilAborted(deltas, modelSignal)) {
       text += delta;
       yield { message_type: summarize ? 'summary_chunk' : 'nlws_chunk', content: delta };
     }
   } catch (err) {
     if (signal?.aborted) throw err;
+    if (!passedDeadline(modelSignal, signal)) {
+      yield {
+        message_type: 'status',
+        content: `The ${what} could not be written: ${err instanceof Error ? err.message : String(err)}`,
+      };
+      return;
+    }
+    cut = true;
+  }
+  text = text.trim();
+  if (cut && text === '') {
     yield {
       message_type: 'status',
-      content: `The ${summarize ? 'summary' : 'answer'} could not be written: ${err instanceof Error ? err.message : String(err)}`,
+      content: `The ${what} was not written: the query's deadline came first.`,
     };
     return;
   }
-  text = text.trim();
   if (summarize) {
     yield { message_type: 'result', '@type': 'Summary', content: text };
   } else {
     yield { message_type: 'nlws', '@type': 'GeneratedAnswer', answer: text, items: citedItems(text, items) };
+  }
+  if (cut) {
+    yield {
+      message_type: 'status',
+      content: `The ${what} was cut at the query's deadline: it ends where the model had got to.`,
+    };
   }
 }
 

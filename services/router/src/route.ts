@@ -357,7 +357,7 @@ export async function* routeAsk(
     final = yield* runSearch(query, ports, signal, settings, stats);
   }
   done();
-  for await (const body of postRanking(query, final, model, signal)) yield body;
+  for await (const body of postRanking(query, final, model, signal, settings.rankDeadline)) yield body;
 }
 
 /** A message from a tool service without its envelope: the router stamps its own. */

@@ -10,7 +10,8 @@ import type {
 } from '@askbus/contracts';
 import { toResultItem, toStoredItem } from '@askbus/contracts';
 import { passesFilters, typesOf } from './filters';
-import { untilDeadline } from './deadline';
+import { BusError } from '@askbus/bus';
+import { beforeAbort, passedDeadline, untilDeadline } from './deadline';
 import { mergeAsync } from './merge';
 
 /** What the search path needs from the rest of the system: over NATS, or in one process. */
@@ -33,9 +34,12 @@ export interface SearchSettings {
    */
   collateMs: number;
   /**
-   * For one query: when ranking stops (epoch ms). The items scored by then are answered, the
-   * ranking calls still running are cancelled (the rankers abort their model calls), and when
-   * nothing was scored the candidates go out in retrieval order, labelled unranked.
+   * For one query: when it stops waiting and answers with what it has (epoch ms). Retrieval
+   * still running then ends the query with an error (there is nothing to answer from); for
+   * ranking, the items scored by then are answered, the ranking calls still running are
+   * cancelled (the rankers abort their model calls), and when nothing was scored the candidates
+   * go out in retrieval order, labelled unranked; a summary or answer being written is cut
+   * there (see postRanking).
    */
   rankDeadline?: number;
 }
@@ -112,9 +116,11 @@ export async function* runSearch(
 ): AsyncGenerator<MessageBody, ResultItem[], undefined> {
   const types = typesOf(req.filters);
   const candidates = (
-    await ports.retrieve(
+    await retrieveBeforeDeadline(
+      ports,
       { query: req.query, site: req.site, numResults: settings.numCandidates, ...(types ? { types } : {}) },
       signal,
+      settings.rankDeadline,
     )
   ).filter((item) => passesFilters(item, req.filters));
   stats.retrieved = candidates.length;
@@ -228,6 +234,29 @@ export async function* runSearch(
 }
 
 const byScore = (a: ResultItem, b: ResultItem): number => b.score - a.score;
+
+/**
+ * The retrieval call, bounded by the query's deadline: past it the call is cancelled and the
+ * query fails with deadline_exceeded, since without candidates there is nothing to answer from.
+ */
+async function retrieveBeforeDeadline(
+  ports: SearchPorts,
+  req: z.input<typeof SearchRequest>,
+  signal: AbortSignal,
+  deadline: number | undefined,
+): Promise<RetrievedItem[]> {
+  const retrieveSignal = untilDeadline(signal, deadline);
+  try {
+    // Raced with the signal too, so a retriever port slow to notice the abort cannot hold the query.
+    return await beforeAbort(ports.retrieve(req, retrieveSignal), retrieveSignal);
+  } catch (err) {
+    if (!passedDeadline(retrieveSignal, signal)) throw err;
+    throw new BusError(
+      'deadline_exceeded',
+      "Retrieval did not finish before the query's deadline, so there is nothing to answer from.",
+    );
+  }
+}
 
 /** The description of an item sent without a score. */
 export const UNRANKED = 'Unranked: no score was given before the deadline.';

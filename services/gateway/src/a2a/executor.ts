@@ -3,7 +3,8 @@
  * artifact updates (results as JSON data parts, the summary and a final text answer), progress
  * as WORKING status updates, and parks the task in INPUT_REQUIRED when the router asks the user
  * something; the next message in the task is the answer, run as the next turn. Cancelling a task
- * cancels its query in every service (bus.cancel).
+ * cancels its query in every service (bus.cancel); a task another gateway runs is cancelled there
+ * (RelayedEventBus.cancelRemote).
  */
 import { randomUUID } from 'node:crypto';
 import { AgentEvent } from '@a2a-js/sdk/server';
@@ -18,6 +19,7 @@ import { failureOf } from '../errors';
 import { AskArgs, WhoArgs, emptyAskOutput, issueText, renderAsk, renderSites, renderWho } from '../mcp/tools';
 import type { WhoOutput } from '../mcp/tools';
 import { rankSites } from '../who';
+import { RelayedEventBus } from './relay';
 
 export const SKILLS = ['ask', 'list_sites', 'who'] as const;
 export type SkillId = (typeof SKILLS)[number];
@@ -126,6 +128,9 @@ export class AskExecutor implements AgentExecutor {
       r.cancelled = true;
       r.controller.abort();
       for (const q of r.queryIds) this.deps.bus.cancel(q);
+    } else if (eventBus instanceof RelayedEventBus && (await eventBus.cancelRemote())) {
+      // Another gateway runs the task: it cancelled it, and the relay passed its final state on.
+      return;
     }
     eventBus.publish(
       AgentEvent.statusUpdate({

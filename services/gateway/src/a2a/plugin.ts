@@ -8,7 +8,8 @@
  *   POST /a2a                           JSON-RPC (v1.0 names; v0.3 names without A2A-Version)
  *   *    /a2a/rest/...                  HTTP+JSON (/message:send, /tasks/{id}, …, /extendedAgentCard)
  *
- * Tasks and push configs live in NATS JetStream KV, so a restart loses none.
+ * Tasks and push configs live in NATS JetStream KV, so a restart loses none. Task events go out
+ * on NATS too (replicas.ts), so SubscribeToTask and CancelTask work on any gateway replica.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
@@ -34,6 +35,8 @@ import type { ExecutorDeps } from './executor';
 import { GuardedPushSender, webhookValidator } from './push';
 import type { PushOptions } from './push';
 import { KvPushStore, KvTaskStore, PUSH_BUCKET, TASKS_BUCKET, openBucket, validating } from './store';
+import { ReplicatedEventBusManager } from './replicas';
+import type { ReplicaOptions } from './replicas';
 import { header } from '../auth';
 import { clientOf } from '../access';
 import type { AccessControl } from '../access';
@@ -64,6 +67,8 @@ export interface A2aOptions {
   requireDurableStore?: boolean;
   /** Cache-Control max-age of the card (s), default 300. */
   cardMaxAgeSeconds?: number;
+  /** Sharing task events with other gateway replicas: heartbeat and cancel waits (ms). */
+  replicas?: Pick<ReplicaOptions, 'heartbeatMs' | 'cancelAckMs' | 'cancelWaitMs'>;
 }
 
 export interface A2aPluginOptions extends A2aOptions {
@@ -80,6 +85,7 @@ export interface A2aInternals {
   handler: DefaultRequestHandler;
   executor: AskExecutor;
   sender: GuardedPushSender;
+  eventBuses: ReplicatedEventBusManager;
   taskStore: TaskStore;
 }
 
@@ -224,12 +230,23 @@ export async function a2aPlugin(app: FastifyInstance, opts: A2aPluginOptions): P
     return `${req.protocol}://${req.host}`;
   };
   const currentBase = (): string => baseUrl.getStore() ?? opts.publicUrl ?? 'http://localhost';
+  // Aborted when the client of the request being served goes away (ends its relays).
+  const requestSignal = new AsyncLocalStorage<AbortSignal>();
+
+  const eventBuses = new ReplicatedEventBusManager({
+    ...opts.replicas,
+    bus: opts.bus,
+    taskStore,
+    cancelLocal: (taskId, eventBus) => executor.cancelTask(taskId, eventBus),
+    requestSignal: () => requestSignal.getStore(),
+    warn: (msg, fields) => app.log.warn(fields, msg),
+  });
 
   const handler = new DefaultRequestHandler(
     buildCard(opts.publicUrl ?? 'http://localhost', cardOpts),
     taskStore,
     executor,
-    undefined,
+    eventBuses,
     pushEnabled ? pushStore : undefined,
     pushEnabled ? sender : undefined,
     cardOpts.auth ? async () => buildCard(currentBase(), cardOpts, true) : undefined,
@@ -237,7 +254,7 @@ export async function a2aPlugin(app: FastifyInstance, opts: A2aPluginOptions): P
     // Parts in a media type the card does not list are refused (ContentTypeNotSupportedError).
     { validateInputModes: true },
   );
-  opts.onReady?.({ handler, executor, sender, taskStore });
+  opts.onReady?.({ handler, executor, sender, eventBuses, taskStore });
 
   const userBuilder = async (req: IncomingMessage): Promise<User> => {
     const client = clientOf(req);
@@ -290,6 +307,8 @@ export async function a2aPlugin(app: FastifyInstance, opts: A2aPluginOptions): P
     reply.hijack();
     for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) raw.setHeader(k, v);
     open.add(raw);
+    const gone = new AbortController();
+    raw.once('close', () => gone.abort());
     const keepalive = setInterval(() => {
       const type = String(raw.getHeader('content-type') ?? '');
       if (raw.headersSent && type.startsWith('text/event-stream') && !raw.writableEnded)
@@ -299,7 +318,7 @@ export async function a2aPlugin(app: FastifyInstance, opts: A2aPluginOptions): P
       await new Promise<void>((resolve) => {
         raw.once('close', resolve);
         raw.once('finish', resolve);
-        baseUrl.run(baseOf(req), () => ex(req.raw, raw));
+        baseUrl.run(baseOf(req), () => requestSignal.run(gone.signal, () => ex(req.raw, raw)));
       });
     } finally {
       clearInterval(keepalive);
@@ -460,6 +479,7 @@ export async function a2aPlugin(app: FastifyInstance, opts: A2aPluginOptions): P
   app.addHook('preClose', async () => {
     closing = true;
     executor.stopAll();
+    eventBuses.close();
     sender.close();
     for (const res of open) if (!res.writableEnded) res.end();
   });
