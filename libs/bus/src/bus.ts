@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { createInbox, headers as natsHeaders } from '@nats-io/nats-core';
 import type { Msg, MsgHdrs, NatsConnection, Subscription } from '@nats-io/nats-core';
@@ -9,6 +10,7 @@ import { BusError } from './errors';
 import { Discovery } from './discovery';
 import { H } from './headers';
 import { LinkState } from './link';
+import { PermissionViolations } from './permissions-violations';
 import { startCallSpan, startHandlerSpan, withContext } from './tracing';
 
 /** How a call is made: which query it belongs to, how long it may take, how to stop it. */
@@ -108,6 +110,8 @@ export class Bus {
   private readonly defaultTimeoutMs: number;
   private readonly reconnectGraceMs: number;
   private readonly link: LinkState;
+  /** NATS refusing a publish fails the calls to that subject at once, not at their deadline. */
+  private readonly violations: PermissionViolations;
   private closing = false;
   private observer: BusObserver | undefined;
   /** Answers $SRV.PING / INFO / STATS for this process. */
@@ -122,6 +126,11 @@ export class Bus {
     this.defaultTimeoutMs = opts.defaultTimeoutMs ?? 60_000;
     this.reconnectGraceMs = opts.reconnectGraceMs ?? 10_000;
     this.link = new LinkState(nc);
+    this.violations = new PermissionViolations(
+      nc,
+      opts.service,
+      opts.log ?? ((level, msg, fields) => console[level](msg, fields ?? '')),
+    );
     this.discovery = new Discovery(nc, opts.service, opts.version ?? '0.1.0');
     // Every process hears every cancel (no queue group) and aborts what it runs for that query.
     this.cancelSub = nc.subscribe(`${CANCEL_PREFIX}.>`, {
@@ -227,6 +236,37 @@ export class Bus {
     req: z.input<C['request']>,
     opts: CallOptions = {},
   ): Promise<z.infer<C['reply']>> {
+    const watch = this.violations.watch(contract.subject, opts.signal);
+    try {
+      return await this.sendRequest(contract, req, { ...opts, signal: watch.signal });
+    } catch (err) {
+      throw watch.refused() ?? err;
+    } finally {
+      watch.dispose();
+    }
+  }
+
+  /** A stream of chunks; breaking out of the loop cancels the call at the server. */
+  async *stream<C extends StreamContract<z.ZodType, z.ZodType>>(
+    contract: C,
+    req: z.input<C['request']>,
+    opts: CallOptions = {},
+  ): AsyncGenerator<z.infer<C['chunk']>, void, undefined> {
+    const watch = this.violations.watch(contract.subject, opts.signal);
+    try {
+      yield* this.sendStream(contract, req, { ...opts, signal: watch.signal });
+    } catch (err) {
+      throw watch.refused() ?? err;
+    } finally {
+      watch.dispose();
+    }
+  }
+
+  private async sendRequest<C extends UnaryContract<z.ZodType, z.ZodType>>(
+    contract: C,
+    req: z.input<C['request']>,
+    opts: CallOptions,
+  ): Promise<z.infer<C['reply']>> {
     const call = this.prepareCall(contract.subject, contract.request, req, opts);
     let failure: BusError | undefined;
     try {
@@ -271,11 +311,10 @@ export class Bus {
     }
   }
 
-  /** A stream of chunks; breaking out of the loop cancels the call at the server. */
-  async *stream<C extends StreamContract<z.ZodType, z.ZodType>>(
+  private async *sendStream<C extends StreamContract<z.ZodType, z.ZodType>>(
     contract: C,
     req: z.input<C['request']>,
-    opts: CallOptions = {},
+    opts: CallOptions,
   ): AsyncGenerator<z.infer<C['chunk']>, void, undefined> {
     const call = this.prepareCall(contract.subject, contract.request, req, opts);
     const inactivity = opts.inactivityMs ?? this.inactivityMs;
@@ -692,17 +731,11 @@ interface PreparedCall {
   dispose(failure?: BusError): void;
 }
 
-function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(new BusError('cancelled', 'cancelled by the caller'));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
-  });
+/** Waits `ms`; an abort of `signal` ends the wait with a cancelled BusError. */
+async function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  try {
+    await delay(ms, undefined, signal ? { signal } : {});
+  } catch {
+    throw new BusError('cancelled', 'cancelled by the caller');
+  }
 }

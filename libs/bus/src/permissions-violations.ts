@@ -5,14 +5,12 @@
  * to a refused subject fails at once with a BusError.
  */
 import { PermissionViolationError, type NatsConnection } from '@nats-io/nats-core';
-import type { StreamContract, UnaryContract } from '@askbus/contracts';
-import type { z } from 'zod';
-import { Bus, type BusOptions, type CallOptions } from './bus';
+import type { BusOptions } from './bus';
 import { BusError } from './errors';
 
 type Log = NonNullable<BusOptions['log']>;
 
-/** Watches one connection's status for permission violations. */
+/** Watches one connection's status for permission violations (every Bus has one). */
 export class PermissionViolations {
   private readonly waiting = new Map<string, Set<(err: BusError) => void>>();
 
@@ -34,7 +32,7 @@ export class PermissionViolations {
         );
         for (const fail of this.waiting.get(subject) ?? []) fail(err);
       }
-    })();
+    })().catch(() => undefined);
   }
 
   /**
@@ -59,46 +57,5 @@ export class PermissionViolations {
         if (set.size === 0) this.waiting.delete(subject);
       },
     };
-  }
-}
-
-/** A Bus whose calls fail at once with a clear error when NATS refuses to publish them. */
-export class PermissionAwareBus extends Bus {
-  private readonly violations: PermissionViolations;
-
-  constructor(nc: NatsConnection, opts: BusOptions) {
-    super(nc, opts);
-    const log: Log = opts.log ?? ((level, msg, fields) => console[level](msg, fields ?? ''));
-    this.violations = new PermissionViolations(nc, opts.service, log);
-  }
-
-  override async request<C extends UnaryContract<z.ZodType, z.ZodType>>(
-    contract: C,
-    req: z.input<C['request']>,
-    opts: CallOptions = {},
-  ): Promise<z.infer<C['reply']>> {
-    const watch = this.violations.watch(contract.subject, opts.signal);
-    try {
-      return await super.request(contract, req, { ...opts, signal: watch.signal });
-    } catch (err) {
-      throw watch.refused() ?? err;
-    } finally {
-      watch.dispose();
-    }
-  }
-
-  override async *stream<C extends StreamContract<z.ZodType, z.ZodType>>(
-    contract: C,
-    req: z.input<C['request']>,
-    opts: CallOptions = {},
-  ): AsyncGenerator<z.infer<C['chunk']>, void, undefined> {
-    const watch = this.violations.watch(contract.subject, opts.signal);
-    try {
-      yield* super.stream(contract, req, { ...opts, signal: watch.signal });
-    } catch (err) {
-      throw watch.refused() ?? err;
-    } finally {
-      watch.dispose();
-    }
   }
 }

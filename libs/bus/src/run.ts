@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { connect } from '@nats-io/transport-node';
 import { AuthorizationError, credsAuthenticator, type ConnectionOptions } from '@nats-io/nats-core';
-import type { Bus, BusOptions } from './bus';
-import { PermissionAwareBus } from './permissions-violations';
+import { Bus, type BusOptions } from './bus';
 import { userInboxPrefix } from './permissions';
 
 export interface ConnectOptions extends BusOptions {
@@ -100,7 +99,7 @@ export async function connectBus(opts: ConnectOptions): Promise<Bus> {
     servers: _servers,
     ...busOpts
   } = opts;
-  return new PermissionAwareBus(nc, { ...busOpts, ...(inboxPrefix ? { inboxPrefix } : {}) });
+  return new Bus(nc, { ...busOpts, ...(inboxPrefix ? { inboxPrefix } : {}) });
 }
 
 /**
