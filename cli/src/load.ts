@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import { contracts, SiteName, type StoredItem } from '@askbus/contracts';
@@ -270,16 +271,9 @@ async function probeRetriever(bus: Bus, stop: AbortSignal): Promise<boolean> {
   return false;
 }
 
+/** Waits `ms`, or less when `signal` aborts (an abort ends the wait, it is not an error). */
 const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
+  delay(ms, undefined, signal ? { signal } : {}).catch(() => undefined);
 
 export function formatSummary(site: string, s: LoadSummary): string {
   const lines = [

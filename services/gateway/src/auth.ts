@@ -21,14 +21,3 @@ export const keyDigest = (key: string): Buffer => createHash('sha256').update(ke
 
 /** Whether two digests are equal, in constant time. */
 export const digestsEqual = (a: Buffer, b: Buffer): boolean => a.length === b.length && timingSafeEqual(a, b);
-
-/**
- * Whether the request carries `Authorization: Bearer <token>` with this token; always true when
- * no token is configured. Compared in constant time so the answer's timing tells nothing.
- */
-export function bearerMatches(req: IncomingMessage, token: string | undefined): boolean {
-  if (!token) return true;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header(req, 'authorization') ?? '');
-  if (!m?.[1]) return false;
-  return digestsEqual(keyDigest(m[1]), keyDigest(token));
-}

@@ -10,9 +10,9 @@ export function pendingHeaders(reply: FastifyReply): Record<string, string | num
 }
 
 /** Writes to a raw response, waiting while its buffer is full; a closed response swallows writes. */
-export function writer(raw: ServerResponse): (chunk: string) => Promise<void> {
+export function writer(raw: ServerResponse): (chunk: string | Uint8Array) => Promise<void> {
   return async (chunk) => {
-    if (!chunk || raw.destroyed || raw.writableEnded) return;
+    if (chunk.length === 0 || raw.destroyed || raw.writableEnded) return;
     if (raw.write(chunk)) return;
     await new Promise<void>((resolve) => {
       const done = (): void => {

@@ -142,15 +142,17 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
     logger: (opts.logger ?? false) as FastifyServerOptions['logger'],
     // A path that is no valid percent-encoding fails before any route (FST_ERR_BAD_URL): the A2A
     // REST binding answers it in its own error form, every other surface in NLWeb's.
-    frameworkErrors: (err, req, reply: FastifyReply) =>
+    frameworkErrors: (err, req, reply: FastifyReply) => {
+      const a2aRest = req.url.startsWith(`${REST_PATH}/`);
       void reply
         .code(400)
-        .type(req.url.startsWith(`${REST_PATH}/`) ? 'application/a2a+json' : 'application/json')
+        .type(a2aRest ? 'application/a2a+json' : 'application/json')
         .send(
-          req.url.startsWith(`${REST_PATH}/`)
+          a2aRest
             ? toRestErrorBody(new RequestMalformedError(err.message), 400)
             : new BadRequestError('request', err.message).toBody(),
-        ),
+        );
+    },
   });
   // A span per HTTP request; a no-op unless an OpenTelemetry SDK is registered (libs/telemetry).
   await app.register(new FastifyOtelInstrumentation().plugin());

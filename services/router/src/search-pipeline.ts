@@ -138,7 +138,6 @@ export async function* runSearch(
   // The query's deadline cuts ranking short: the calls still running are cancelled through
   // this signal (the bus sends the cancel on), the query itself goes on with what it has.
   const rankSignal = untilDeadline(signal, settings.rankDeadline);
-  const pastDeadline = (): boolean => rankSignal.aborted && !signal.aborted;
   const scoredStream = mergeAsync(
     batches.map((batch) =>
       scoreResilient(ports, req.query, batch, rankSignal, () => {
@@ -172,7 +171,7 @@ export async function* runSearch(
   let buffer: ResultItem[] = [];
   let windowEnds = 0;
   for await (const scored of withTicks(scoredStream, settings.collateMs)) {
-    if (pastDeadline()) break;
+    if (passedDeadline(rankSignal, signal)) break;
     if (scored) {
       const item = byUrl.get(scored.url);
       if (!item) continue; // a ranker answered for an item we did not send it: ignore it
@@ -193,7 +192,7 @@ export async function* runSearch(
   const missing = candidates.filter((c) => !scoredUrls.has(c.url)).length;
   stats.missingItems = missing;
   // Cut short by the deadline: the calls it cancelled did not fail, they ran out of time.
-  const cutShort = pastDeadline() && missing > 0;
+  const cutShort = passedDeadline(rankSignal, signal) && missing > 0;
   const failed = cutShort ? failures.filter((err) => codeOf(err) !== 'cancelled') : failures;
   stats.failedBatches = failed.length;
   if (cutShort) stats.deadlinePassed = true;

@@ -4,6 +4,7 @@
  * it is written.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { writer } from '../http';
 import type { RpcErrorAnswer } from './envelope';
 
 /** The request as a fetch Request, without its body (the SDK gets the body parsed). */
@@ -33,22 +34,14 @@ export async function writeResponse(res: Response, raw: ServerResponse): Promise
   }
   raw.flushHeaders();
   const reader = res.body.getReader();
+  const write = writer(raw);
   const cancel = (): void => void reader.cancel().catch(() => undefined);
   raw.once('close', cancel);
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done || raw.destroyed) break;
-      if (!raw.write(value))
-        await new Promise<void>((resolve) => {
-          const go = (): void => {
-            raw.off('drain', go);
-            raw.off('close', go);
-            resolve();
-          };
-          raw.on('drain', go);
-          raw.on('close', go);
-        });
+      await write(value);
     }
   } finally {
     raw.off('close', cancel);
