@@ -8,6 +8,7 @@ export default defineConfig({
       'cli/src/**/*.test.ts',
       'deploy/**/*.test.ts',
       'test/**/*.test.ts',
+      'eval/**/*.test.ts',
     ],
     testTimeout: 30_000,
     hookTimeout: 60_000,

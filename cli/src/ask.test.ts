@@ -157,7 +157,9 @@ describe('against askbus up', { timeout: 60_000 }, () => {
       'westerns with clint eastwood',
     ]);
     expect(s.code).toBe(0);
-    expect(s.stdout).toMatch(/^Summary: The best matches for "westerns with clint eastwood" are /m);
+    expect(s.stdout).toMatch(
+      /^Summary: Of the 2 Western movies directed by Clint Eastwood, the best matches are /m,
+    );
     const g = await askbus([
       'ask',
       '--url',
@@ -169,7 +171,7 @@ describe('against askbus up', { timeout: 60_000 }, () => {
       'westerns with clint eastwood',
     ]);
     expect(g.code).toBe(0);
-    expect(g.stdout).toMatch(/^Answer: For "westerns with clint eastwood", /m);
+    expect(g.stdout).toMatch(/^Answer: Of the 2 Western movies directed by Clint Eastwood, /m);
     expect(g.stdout).toMatch(/^Sources:\n {2}\[1\] \S/m);
   });
 

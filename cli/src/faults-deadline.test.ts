@@ -55,7 +55,8 @@ const statuses = (msgs: Message[]): string[] =>
 async function askWesterns(): Promise<{ msgs: Message[]; tookMs: number }> {
   const started = Date.now();
   const msgs = await readAskStream(
-    `${system.running.url}/ask?query=westerns+with+clint+eastwood&site=movies&tool=search`,
+    // a question that many items satisfy: the retriever gives the ranker its 50 candidates
+    `${system.running.url}/ask?query=dramas&site=movies&tool=search`,
   );
   return { msgs, tookMs: Date.now() - started };
 }
@@ -102,7 +103,8 @@ describe('a model slower than the query deadline', () => {
     const unranked = results(msgs);
     expect(unranked).toHaveLength(10); // max_results
     expect(unranked.every((r) => r.score === 0 && r.description === UNRANKED)).toBe(true);
-    expect(unranked.map((r) => r.name)).toEqual(expect.arrayContaining(['Pale Rider']));
+    expect(new Set(unranked.map((r) => r.url)).size).toBe(10);
+    expect(unranked.every((r) => (r.schema_object.genre as string[]).includes('Drama'))).toBe(true);
     expect(statuses(msgs)[0]).toMatch(/no item was scored: these 10 of 50 candidates are unranked/);
     expect(msgs.at(-1)).toMatchObject({ message_type: 'end-nlweb-response' });
     expect(model.answered).toBe(0);

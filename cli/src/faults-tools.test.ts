@@ -99,7 +99,8 @@ describe('a service process killed mid-query', () => {
   it('the only ranker: the query ends, keeps the scored results and says ranking was incomplete', async () => {
     let killedAt = 0;
     const msgs = await readAskStream(
-      `${system.running.url}/ask?query=westerns+with+clint+eastwood&site=movies&tool=search`,
+      // a question many items satisfy, so the ranker has 50 candidates to score
+      `${system.running.url}/ask?query=dramas&site=movies&tool=search`,
       (_m, all) => {
         // Mid-ranking: the 3 quick scores arrived (score 90 is sent at once), 47 are in the works.
         if (!killedAt && results(all).length >= 3) {

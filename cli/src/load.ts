@@ -16,11 +16,15 @@ Loads schema.org data into the retriever over NATS: JSON-LD (.json/.jsonld: an i
 an @graph), NLWeb's url<TAB>json[<TAB>vector] files, JSON lines, CSV with a header row (columns
 are schema.org properties), HTML pages with <script type="application/ld+json">, RSS and Atom
 feeds. A directory is read recursively; a URL must be http(s). Re-loading replaces items by URL.
+A load that stores nothing fails (exit status 1) and says why.
 
 Options:
   --site NAME       the site the items belong to (letters, digits, "_", "." or "-")
   --delete-site     remove the site's items first (alone: only remove them)
-  --type TYPE       @type for records without one (CSV rows, JSON lines)
+  --type TYPE       @type for records without one (CSV rows, JSON lines); a CSV file without
+                    a @type column needs it
+  --move            take items whose URL another site holds into this one (without it they
+                    are refused and named)
   --format FORMAT   ${FORMATS.join(' | ')} (default: by extension and content)
   --retry-for SECS  when the retriever goes away mid-load, resend the batch for this long
                     before giving up (default ${DEFAULT_RETRY_FOR_MS / 1000})
@@ -46,6 +50,8 @@ export interface LoadOptions {
   site: string;
   deleteSite?: boolean;
   defaultType?: string;
+  /** Move items whose URL another site holds into this one (else they are skipped, named). */
+  move?: boolean;
   format?: Format;
   /** A progress bar on stderr (only when it is a terminal). */
   progress?: boolean;
@@ -158,12 +164,26 @@ export async function runLoad(bus: Bus, opts: LoadOptions): Promise<LoadSummary>
   const flush = async (persist: boolean): Promise<void> => {
     const items = batch;
     const reply = await retrying(`batch ${summary.batches + 1}`, (signal) =>
-      bus.request(contracts.upsert, { site, items, persist }, { timeoutMs: UPSERT_TIMEOUT_MS, signal }),
+      bus.request(
+        contracts.upsert,
+        { site, items, persist, move: opts.move ?? false },
+        { timeoutMs: UPSERT_TIMEOUT_MS, signal },
+      ),
     );
     summary.total = reply.total;
     summary.batches++;
-    summary.acknowledged += items.length;
-    opts.onAcknowledged?.(items);
+    // Items another site holds stay there (unless --move): skipped, each named.
+    const refused = new Set(reply.refused.map((r) => r.url));
+    for (const r of reply.refused) {
+      skip({
+        file: opts.source ?? site,
+        reason: `already in site "${r.site}" (--move moves it to "${site}"): ${r.url}`,
+      });
+    }
+    summary.loaded -= refused.size;
+    const stored = refused.size ? items.filter((i) => !refused.has(i.url)) : items;
+    summary.acknowledged += stored.length;
+    opts.onAcknowledged?.(stored);
     batch = [];
     batchSize = 2;
   };
@@ -291,6 +311,20 @@ export function formatSummary(site: string, s: LoadSummary): string {
   return lines.join('\n');
 }
 
+/**
+ * Why a load of `source` stored nothing, if it did (exit status 1): the most frequent reasons
+ * its records were skipped. A bare --delete-site stores nothing by design.
+ */
+export function nothingStored(s: LoadSummary, source: string | undefined): string | undefined {
+  if (source === undefined || s.acknowledged > 0) return undefined;
+  if (s.skipped === 0) return `nothing was stored: ${source} holds no schema.org items`;
+  const why = s.reasons
+    .slice(0, 3)
+    .map((r) => `${r.count}× ${r.reason}`)
+    .join('; ');
+  return `nothing was stored from ${source}; skipped: ${why}`;
+}
+
 /** `askbus load …` with its own arguments. */
 export async function loadMain(argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({
@@ -299,6 +333,7 @@ export async function loadMain(argv: string[]): Promise<void> {
     options: {
       site: { type: 'string' },
       'delete-site': { type: 'boolean' },
+      move: { type: 'boolean' },
       type: { type: 'string' },
       format: { type: 'string' },
       'retry-for': { type: 'string' },
@@ -329,11 +364,14 @@ export async function loadMain(argv: string[]): Promise<void> {
       ...(source ? { source } : {}),
       ...(values['delete-site'] ? { deleteSite: true } : {}),
       ...(values.type ? { defaultType: values.type } : {}),
+      ...(values.move ? { move: true } : {}),
       ...(values.format ? { format: values.format as Format } : {}),
       ...(retryFor !== undefined ? { retryForMs: retryFor * 1000 } : {}),
       onRetry: (reason) => console.error(`askbus load: no answer from the retriever (${reason}); resending`),
     });
     console.log(formatSummary(values.site, summary));
+    const nothing = nothingStored(summary, source);
+    if (nothing) throw new Error(nothing);
   } finally {
     await bus.drain();
   }

@@ -21,7 +21,13 @@ import { startDetailsTool } from '@askbus/tool-details';
 import { startEnsembleTool } from '@askbus/tool-ensemble';
 import { startRecipeTool } from '@askbus/tool-recipe';
 import { startWhoTool } from '@askbus/tool-who';
-import { createRegistry, instrumentBus, startTelemetry } from '@askbus/telemetry';
+import {
+  createRegistry,
+  instrumentBus,
+  instrumentLlm,
+  startTelemetry,
+  type LlmCounterSource,
+} from '@askbus/telemetry';
 import { NATS_URL_FILE, dataDirFor } from './data-dir';
 
 export interface UpOptions {
@@ -107,14 +113,16 @@ export async function up(opts: UpOptions): Promise<Running> {
 
   const retrieverBus = await connect('retriever');
   await startRetriever(retrieverBus, { dataDir: join(opts.dataDir, 'index') });
+  // Each service's language-model client, for the LLM metrics (fallbacks, circuit breakers).
+  const llms: [string, LlmCounterSource][] = [];
   const rankerBuses: Bus[] = [];
   for (let i = 0; i < opts.rankers; i++) {
     const bus = await connect('ranker');
-    startRanker(bus, { delayMs: opts.rankDelayMs });
+    llms.push(['ranker', startRanker(bus, { delayMs: opts.rankDelayMs }).llm]);
     rankerBuses.push(bus);
   }
   const routerBus = await connect('router');
-  startRouter(routerBus, routerOptionsFromEnv());
+  llms.push(['router', startRouter(routerBus, routerOptionsFromEnv()).model.llm]);
   // One service per tool handler of config/tools.xml, each on its own connection.
   const toolBuses: Bus[] = [];
   for (const [service, start] of [
@@ -125,7 +133,7 @@ export async function up(opts: UpOptions): Promise<Running> {
     ['tool-who', startWhoTool],
   ] as const) {
     const bus = await connect(service);
-    start(bus);
+    llms.push([service, start(bus).llm]);
     toolBuses.push(bus);
   }
   const gatewayBus = await connect('gateway');
@@ -144,6 +152,7 @@ export async function up(opts: UpOptions): Promise<Running> {
   const buses = [gatewayBus, routerBus, ...toolBuses, ...rankerBuses, retrieverBus];
   const metrics = createRegistry();
   for (const bus of buses) instrumentBus(bus, metrics);
+  for (const [service, llm] of llms) instrumentLlm(service, llm, metrics);
   const app = await buildGateway(gatewayBus, { logger: false, metrics });
   let port = opts.port;
   try {

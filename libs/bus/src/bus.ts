@@ -2,7 +2,13 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { createInbox, headers as natsHeaders } from '@nats-io/nats-core';
 import type { Msg, MsgHdrs, NatsConnection, Subscription } from '@nats-io/nats-core';
-import { CANCEL_PREFIX, cancelSubject, eventSubject } from '@askbus/contracts';
+import {
+  ANONYMOUS_CALLER,
+  CANCEL_PREFIX,
+  SubjectToken,
+  cancelSubject,
+  eventSubject,
+} from '@askbus/contracts';
 import type { EventContract, StreamContract, UnaryContract } from '@askbus/contracts';
 import type { z } from 'zod';
 import { decodeWith, encodeJson } from './codec';
@@ -11,11 +17,19 @@ import { Discovery } from './discovery';
 import { H } from './headers';
 import { LinkState } from './link';
 import { PermissionViolations } from './permissions-violations';
+import { RefusalLog } from './refusal-log';
+import { checkReply } from './reply-inbox';
+import { RunningWork, parseCancelSubject } from './running-work';
 import { startCallSpan, startHandlerSpan, withContext } from './tracing';
 
 /** How a call is made: which query it belongs to, how long it may take, how to stop it. */
 export interface CallOptions {
   queryId?: string;
+  /**
+   * The NATS user that started the query (it may cancel this call too); `onward()` passes it on.
+   * Default: this bus's own user.
+   */
+  origin?: string;
   /** Relative limit for this call; the smaller of it and `deadline` wins. */
   timeoutMs?: number;
   /** Absolute deadline (epoch ms), usually inherited from the caller's caller. */
@@ -30,7 +44,10 @@ export interface CallOptions {
 export interface HandlerContext {
   queryId: string;
   callId: string;
-  /** Aborted by `ask.v1.cancel.<queryId>[.<callId>]`, by the deadline, or by drain. */
+  /**
+   * Aborted by `ask.v1.cancel.<caller>.<queryId>[.<callId>]` from the call's caller or the query's
+   * origin (any caller on a bus without NATS users), by the deadline, or by drain.
+   */
   signal: AbortSignal;
   deadline: number | undefined;
   traceparent: string;
@@ -50,6 +67,13 @@ export interface BusOptions {
   log?: (level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
   /** Version shown by $SRV discovery. */
   version?: string;
+  /**
+   * The NATS user this bus connects as (connectBus sets it). With a user, the bus answers only
+   * `_INBOX_<user>.…` reply subjects, names this user in the cancels it sends, and lets only a
+   * call's caller and the query's origin cancel a call it serves. Without one it also answers
+   * plain `_INBOX.…` and honours every cancel (there are no identities to check).
+   */
+  user?: string;
   /**
    * Prefix of this bus's reply inboxes (default `_INBOX`). connectBus sets `_INBOX_<user>` for a
    * NATS user, so its permissions can let it read its own replies and nobody else's.
@@ -87,6 +111,10 @@ export interface BusStats {
   failed: number;
   cancelled: number;
   inFlight: number;
+  /** Requests not answered (nor run) because their reply subject was not an inbox (reply-inbox.ts). */
+  refusedReplies: number;
+  /** Calls a cancel did not stop because its sender neither made the call nor started the query. */
+  refusedCancels: number;
 }
 
 type UnaryHandler<C extends UnaryContract<z.ZodType, z.ZodType>> = (
@@ -100,8 +128,18 @@ type StreamHandler<C extends StreamContract<z.ZodType, z.ZodType>> = (
 
 /** Typed request, stream and serve over one NATS connection, as libs/contracts declares them. */
 export class Bus {
-  readonly stats: BusStats = { served: 0, failed: 0, cancelled: 0, inFlight: 0 };
-  private readonly controllers = new Map<string, Map<string, AbortController>>();
+  readonly stats: BusStats = {
+    served: 0,
+    failed: 0,
+    cancelled: 0,
+    inFlight: 0,
+    refusedReplies: 0,
+    refusedCancels: 0,
+  };
+  private readonly work: RunningWork;
+  /** Who this bus is in the cancels it sends and the origin of the queries it starts. */
+  private readonly caller: string;
+  private readonly refusals: RefusalLog;
   private readonly serving: Subscription[] = [];
   private readonly inFlight = new Set<Promise<void>>();
   private readonly cancelSub: Subscription;
@@ -126,12 +164,12 @@ export class Bus {
     this.defaultTimeoutMs = opts.defaultTimeoutMs ?? 60_000;
     this.reconnectGraceMs = opts.reconnectGraceMs ?? 10_000;
     this.link = new LinkState(nc);
-    this.violations = new PermissionViolations(
-      nc,
-      opts.service,
-      opts.log ?? ((level, msg, fields) => console[level](msg, fields ?? '')),
-    );
-    this.discovery = new Discovery(nc, opts.service, opts.version ?? '0.1.0');
+    const log = opts.log ?? ((level, msg, fields) => console[level](msg, fields ?? ''));
+    this.violations = new PermissionViolations(nc, opts.service, log);
+    this.refusals = new RefusalLog(log);
+    this.caller = opts.user ?? ANONYMOUS_CALLER;
+    this.work = new RunningWork(opts.user !== undefined);
+    this.discovery = new Discovery(nc, opts.service, opts.version ?? '0.1.0', (msg) => this.mayAnswer(msg));
     // Every process hears every cancel (no queue group) and aborts what it runs for that query.
     this.cancelSub = nc.subscribe(`${CANCEL_PREFIX}.>`, {
       callback: (_err, msg) => this.onCancel(msg.subject),
@@ -147,14 +185,22 @@ export class Bus {
     return this.closing;
   }
 
+  /** Whether the NATS connection is up now (false while nats.js is reconnecting). */
+  get connected(): boolean {
+    return this.link.up && !this.nc.isClosed();
+  }
+
   observe(observer: BusObserver): void {
     this.observer = observer;
   }
 
-  /** Cancels everything in flight for a query in every service, or one call of it. */
+  /**
+   * Cancels everything in flight for a query in every service, or one call of it: what this bus's
+   * user asked for, directly or as the query's origin.
+   */
   cancel(queryId: string, callId?: string): void {
     if (this.nc.isClosed()) return;
-    this.nc.publish(cancelSubject(queryId, callId));
+    this.nc.publish(cancelSubject(this.caller, queryId, callId));
   }
 
   // ---------------------------------------------------------------- events
@@ -435,6 +481,7 @@ export class Bus {
     h.set(H.queryId, queryId);
     h.set(H.callId, newCallId());
     h.set(H.deadline, String(deadline));
+    h.set(H.origin, opts.origin ?? this.caller);
     const span = startCallSpan(subject, queryId, opts.traceparent);
     span.inject(h);
     const started = performance.now();
@@ -470,12 +517,20 @@ export class Bus {
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     let offReconnect: (() => void) | undefined;
+    let offDisconnect: (() => void) | undefined;
     try {
       const result = await Promise.race([
         iterator.next(),
         new Promise<typeof LINK_LOST>((resolve, reject) => {
           timer = setTimeout(() => reject(onTimeout()), Math.max(0, waitMs));
           if (untilReconnect) offReconnect = this.link.onReconnect(() => resolve(LINK_LOST));
+          else {
+            // A stream that has answered cannot be sent again: losing the link ends it now.
+            const lost = (): void =>
+              reject(new BusError('unavailable', 'the NATS connection was lost mid-answer'));
+            if (!this.link.up) lost();
+            else offDisconnect = this.link.onDisconnect(lost);
+          }
           if (call.signal) {
             onAbort = () => reject(new BusError('cancelled', 'cancelled by the caller'));
             if (call.signal.aborted) onAbort();
@@ -489,6 +544,7 @@ export class Bus {
     } finally {
       clearTimeout(timer);
       offReconnect?.();
+      offDisconnect?.();
       if (onAbort) call.signal?.removeEventListener('abort', onAbort);
     }
   }
@@ -500,11 +556,11 @@ export class Bus {
     handler: UnaryHandler<C>,
     opts: ServeOptions = {},
   ): Subscription {
-    return this.serveOn(contract.subject, opts, async (msg) => {
-      const reply = (data: Uint8Array, h?: MsgHdrs) =>
-        msg.reply && this.nc.publish(msg.reply, data, { headers: h });
+    return this.serveOn(contract.subject, opts, async (msg, reply, caller) => {
+      const answer = (data: Uint8Array, h?: MsgHdrs) => this.nc.publish(reply, data, { headers: h });
       await this.runHandler(
         msg,
+        caller,
         opts,
         contract.request,
         async (req, ctx) => {
@@ -516,12 +572,12 @@ export class Bus {
               `${contract.subject} produced an invalid reply: ${parsed.error.issues[0]?.message}`,
             );
           }
-          reply(encodeJson(parsed.data));
+          answer(encodeJson(parsed.data));
         },
         (err) => {
           const h = natsHeaders();
           h.set(H.error, err.code);
-          reply(encodeJson(err.toBody()), h);
+          answer(encodeJson(err.toBody()), h);
         },
       );
     });
@@ -532,23 +588,23 @@ export class Bus {
     handler: StreamHandler<C>,
     opts: ServeOptions = {},
   ): Subscription {
-    return this.serveOn(contract.subject, opts, async (msg) => {
+    return this.serveOn(contract.subject, opts, async (msg, reply, caller) => {
       let seq = 0;
       let lastSent = Date.now();
       const send = (data: Uint8Array, extra?: (h: MsgHdrs) => void) => {
-        if (!msg.reply || this.nc.isClosed()) return;
+        if (this.nc.isClosed()) return;
         const h = natsHeaders();
         h.set(H.seq, String(seq++));
         extra?.(h);
-        this.nc.publish(msg.reply, data, { headers: h });
+        this.nc.publish(reply, data, { headers: h });
         lastSent = Date.now();
       };
       const heartbeat = setInterval(
         () => {
-          if (!msg.reply || this.nc.isClosed() || Date.now() - lastSent < this.heartbeatMs) return;
+          if (this.nc.isClosed() || Date.now() - lastSent < this.heartbeatMs) return;
           const h = natsHeaders();
           h.set(H.heartbeat, '1');
-          this.nc.publish(msg.reply, new Uint8Array(), { headers: h });
+          this.nc.publish(reply, new Uint8Array(), { headers: h });
           lastSent = Date.now();
         },
         Math.max(50, Math.floor(this.heartbeatMs / 2)),
@@ -556,6 +612,7 @@ export class Bus {
       try {
         await this.runHandler(
           msg,
+          caller,
           opts,
           contract.request,
           async (req, ctx) => {
@@ -584,14 +641,21 @@ export class Bus {
     });
   }
 
-  private serveOn(subject: string, opts: ServeOptions, onMsg: (msg: Msg) => Promise<void>): Subscription {
+  private serveOn(
+    subject: string,
+    opts: ServeOptions,
+    onMsg: (msg: Msg, reply: string, caller: string) => Promise<void>,
+  ): Subscription {
     const queue = opts.queue ?? this.opts.service;
     this.discovery.addEndpoint(subject, queue);
     const sub = this.nc.subscribe(subject, {
       queue,
       callback: (_err, msg) => {
         if (this.closing) return;
-        const p = onMsg(msg).catch((err) =>
+        // Refused before anything runs: a request that cannot be answered is not served either.
+        const verdict = this.checkReplyOf(msg);
+        if (!verdict) return;
+        const p = onMsg(msg, verdict.reply, verdict.caller).catch((err) =>
           this.opts.log?.('error', 'handler crashed', { subject, err: String(err) }),
         );
         this.inFlight.add(p);
@@ -602,16 +666,49 @@ export class Bus {
     return sub;
   }
 
+  /**
+   * The reply subject and caller of a request this bus may answer (reply-inbox.ts); otherwise
+   * undefined, and the request is logged (subjects only, never the payload) and counted.
+   */
+  private checkReplyOf(msg: Msg): { reply: string; caller: string } | undefined {
+    const verdict = checkReply(msg.reply, this.opts.user !== undefined);
+    if (verdict.ok) return verdict;
+    this.stats.refusedReplies++;
+    this.refusals.note('reply', `refused a request to ${msg.subject}: ${verdict.reason}`, {
+      subject: msg.subject,
+      reply: (msg.reply ?? '').slice(0, 200),
+    });
+    return undefined;
+  }
+
+  /** For $SRV discovery, which answers with msg.respond. */
+  private mayAnswer(msg: Msg): boolean {
+    return this.checkReplyOf(msg) !== undefined;
+  }
+
   /** Parses the request, sets up cancellation and deadline, runs `work`, turns failures into `fail`. */
   private async runHandler<S extends z.ZodType>(
     msg: Msg,
+    caller: string,
     opts: ServeOptions,
     schema: S,
     work: (req: z.infer<S>, ctx: HandlerContext) => Promise<void>,
     fail: (err: BusError) => void,
   ): Promise<void> {
-    const queryId = msg.headers?.get(H.queryId) || randomUUID();
-    const callId = msg.headers?.get(H.callId) || randomUUID().replaceAll('-', '');
+    // The ids become cancel subject tokens: anything else is refused (below) under fresh ids.
+    const idHeader = (name: string): string | undefined | null => {
+      const v = msg.headers?.get(name);
+      if (!v) return undefined;
+      return SubjectToken.safeParse(v).success ? v : null;
+    };
+    const givenQueryId = idHeader(H.queryId);
+    const givenCallId = idHeader(H.callId);
+    const givenOrigin = idHeader(H.origin);
+    const badIds = givenQueryId === null || givenCallId === null;
+    const queryId = givenQueryId || randomUUID();
+    const callId = givenCallId || randomUUID().replaceAll('-', '');
+    // The query's origin may cancel this call too; a request that names none started its query.
+    const origin = givenOrigin && givenOrigin !== ANONYMOUS_CALLER ? givenOrigin : undefined;
     const callerDeadline = Number(msg.headers?.get(H.deadline)) || Infinity;
     const ownDeadline = opts.timeoutMs ? Date.now() + opts.timeoutMs : Infinity;
     const deadlineAt = Math.min(callerDeadline, ownDeadline);
@@ -625,7 +722,7 @@ export class Bus {
             () => controller.abort(new BusError('deadline_exceeded', 'deadline passed')),
             Math.max(0, deadlineAt - Date.now()),
           );
-    this.register(queryId, callId, controller);
+    const forget = this.work.add(queryId, callId, { caller, origin }, controller);
     this.stats.inFlight++;
     const deadline = deadlineAt === Infinity ? undefined : deadlineAt;
     const ctx: HandlerContext = {
@@ -634,11 +731,21 @@ export class Bus {
       signal: controller.signal,
       deadline,
       traceparent,
-      onward: (extra = {}) => ({ queryId, deadline, signal: controller.signal, traceparent, ...extra }),
+      onward: (extra = {}) => ({
+        queryId,
+        deadline,
+        signal: controller.signal,
+        traceparent,
+        origin: origin ?? caller,
+        ...extra,
+      }),
     };
     let failure: BusError | undefined;
     const started = performance.now();
     try {
+      if (badIds) {
+        throw new BusError('bad_request', `${H.queryId} and ${H.callId} must be 1-100 of A-Z a-z 0-9 _ -`);
+      }
       const req = decodeWith(schema, msg.data, 'bad_request', `request to ${msg.subject}`);
       await withContext(handlerSpan.context, () => work(req, ctx));
       this.stats.served++;
@@ -666,29 +773,23 @@ export class Bus {
       );
       clearTimeout(timer);
       this.stats.inFlight--;
-      this.unregister(queryId, callId);
+      forget();
     }
-  }
-
-  private register(queryId: string, callId: string, c: AbortController): void {
-    let calls = this.controllers.get(queryId);
-    if (!calls) this.controllers.set(queryId, (calls = new Map()));
-    calls.set(callId, c);
-  }
-
-  private unregister(queryId: string, callId: string): void {
-    const calls = this.controllers.get(queryId);
-    calls?.delete(callId);
-    if (calls?.size === 0) this.controllers.delete(queryId);
   }
 
   private onCancel(subject: string): void {
-    const [queryId, callId] = subject.slice(CANCEL_PREFIX.length + 1).split('.');
-    const calls = queryId ? this.controllers.get(queryId) : undefined;
-    if (!calls) return;
-    for (const [id, c] of calls) {
-      if (!callId || id === callId) c.abort(new BusError('cancelled', 'cancelled'));
-    }
+    const req = parseCancelSubject(subject);
+    if (!req) return;
+    const { refused } = this.work.cancel(req);
+    if (refused === 0) return;
+    this.stats.refusedCancels += refused;
+    this.refusals.note(
+      'cancel',
+      `refused a cancel from ${req.by}: it neither made the call nor started the query`,
+      {
+        subject,
+      },
+    );
   }
 
   /**
@@ -701,7 +802,7 @@ export class Bus {
     const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), graceMs).unref());
     const done = Promise.all([...this.inFlight]).then(() => 'done' as const);
     if ((await Promise.race([done, timeout])) === 'timeout') {
-      for (const calls of this.controllers.values()) for (const c of calls.values()) c.abort();
+      this.work.abortAll();
       await Promise.race([done, new Promise((r) => setTimeout(r, 1_000).unref())]);
     }
     this.cancelSub.unsubscribe();

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { NatsConnection, Subscription } from '@nats-io/nats-core';
+import type { Msg, NatsConnection, Subscription } from '@nats-io/nats-core';
 
 /**
  * NATS service discovery (ADR-32, "Service API" v1): every bus answers $SRV.PING, $SRV.INFO and
@@ -31,6 +31,8 @@ export class Discovery {
     private readonly nc: NatsConnection,
     private readonly name: string,
     private readonly version: string,
+    /** Whether a request's reply subject may be answered (the bus's check; it logs and counts). */
+    mayAnswer: (msg: Msg) => boolean,
   ) {
     const encode = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
     const answers = {
@@ -58,7 +60,7 @@ export class Discovery {
         this.subs.push(
           nc.subscribe(subject, {
             callback: (_e, msg) => {
-              msg.respond(encode(answer()));
+              if (mayAnswer(msg)) msg.respond(encode(answer()));
             },
           }),
         );
@@ -81,6 +83,11 @@ export class Discovery {
       processing_time: 0,
       average_processing_time: 0,
     });
+  }
+
+  /** The counts of one endpoint, as $SRV.STATS reports them. */
+  endpoint(subject: string): Readonly<EndpointStats> | undefined {
+    return this.endpoints.get(subject);
   }
 
   record(subject: string, seconds: number, error?: string): void {

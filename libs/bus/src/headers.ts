@@ -4,6 +4,8 @@ export const H = {
   callId: 'Askbus-Call-Id',
   /** Absolute deadline, epoch milliseconds. */
   deadline: 'Askbus-Deadline',
+  /** The NATS user that started the query: it may cancel every call of it (running-work.ts). */
+  origin: 'Askbus-Origin',
   /** Chunk sequence number in a stream, from 0; the end marker carries the next number. */
   seq: 'Askbus-Seq',
   /** End of a stream: done | cancelled | error (the body is then an ErrorBody). */

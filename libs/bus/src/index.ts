@@ -8,3 +8,4 @@ export * from './trace';
 export * from './permissions';
 export * from './permissions-config';
 export * from './permissions-violations';
+export * from './reply-inbox';

@@ -27,7 +27,6 @@ export function renderNatsAuthConfig(opts: NatsAuthConfigOptions = {}): string {
       '      permissions: {',
       `        publish: { allow: ${list(p.publish.allow)} }`,
       `        subscribe: { allow: ${list(p.subscribe.allow)} }`,
-      `        allow_responses: { max: ${p.allow_responses.max}, expires: ${quoted(p.allow_responses.expires)} }`,
       '      }',
       '    }',
     ].join('\n');

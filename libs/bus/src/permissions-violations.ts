@@ -10,6 +10,13 @@ import { BusError } from './errors';
 
 type Log = NonNullable<BusOptions['log']>;
 
+/** One call's watch: its signal, the refusal if there was one, and the end of watching. */
+export interface PublishWatch {
+  signal: AbortSignal;
+  refused(): BusError | undefined;
+  dispose(): void;
+}
+
 /** Watches one connection's status for permission violations (every Bus has one). */
 export class PermissionViolations {
   private readonly waiting = new Map<string, Set<(err: BusError) => void>>();
@@ -39,7 +46,7 @@ export class PermissionViolations {
    * A signal for one call to `subject` that aborts when the server refuses a publish to it,
    * joined with the caller's own signal; `refused` tells which of the two it was.
    */
-  watch(subject: string, callerSignal?: AbortSignal) {
+  watch(subject: string, callerSignal?: AbortSignal): PublishWatch {
     const controller = new AbortController();
     let refused: BusError | undefined;
     const fail = (err: BusError): void => {

@@ -13,7 +13,14 @@ import {
 import type { Bus } from './bus';
 import { BusError } from './errors';
 import { startNatsServer, type NatsServerHandle } from './nats-server';
-import { NATS_USERS, natsPermissions, passwordEnvVar, serviceSubjects, type NatsUser } from './permissions';
+import {
+  NATS_USERS,
+  callersOf,
+  natsPermissions,
+  passwordEnvVar,
+  serviceSubjects,
+  type NatsUser,
+} from './permissions';
 import { renderNatsAuthConfig } from './permissions-config';
 import { connectBus, natsAuth } from './run';
 
@@ -43,10 +50,21 @@ describe('permissions derived from the contracts', () => {
 
   it('gives only callers the cancel subject and inboxes, and only the gateway JetStream', () => {
     const p = natsPermissions('ranker');
-    expect(p.publish.allow).toEqual([]);
+    // A responder publishes only to the inboxes of those who call it: nothing else, no allow_responses.
+    expect(p.publish.allow).toEqual(callersOf(contracts.score).map((u) => `_INBOX_${u}.>`));
+    expect(p.publish.allow).toEqual([
+      '_INBOX_router.>',
+      '_INBOX_tool-ensemble.>',
+      '_INBOX_tool-recipe.>',
+      '_INBOX_tool-who.>',
+    ]);
+    expect(p).not.toHaveProperty('allow_responses');
     expect(p.subscribe.allow).toEqual(['rank.v1.score', 'ask.v1.cancel.>', '$SRV.>']);
-    expect(natsPermissions('router').publish.allow).toContain('ask.v1.cancel.>');
+    // Each user cancels under its own name only.
+    expect(natsPermissions('router').publish.allow).toContain('ask.v1.cancel.router.>');
+    expect(natsPermissions('router').publish.allow).not.toContain('ask.v1.cancel.>');
     expect(natsPermissions('router').publish.allow).toContain(toolContracts.compare.subject);
+    expect(natsPermissions('router').publish.allow).toContain('_INBOX_gateway.>');
     expect(natsPermissions('router').subscribe.allow).toContain('_INBOX_router.>');
     expect(natsPermissions('router').subscribe.allow).not.toContain('_INBOX.>');
     for (const user of NATS_USERS) {
@@ -54,6 +72,30 @@ describe('permissions derived from the contracts', () => {
         (s) => s.startsWith('$JS') || s.startsWith('$KV'),
       );
       expect(js.length > 0, user).toBe(user === 'gateway');
+    }
+  });
+
+  it("lets every user publish only its calls, its own cancels, its callers' inboxes, its KV and events", () => {
+    for (const user of NATS_USERS) {
+      const s = serviceSubjects[user] as {
+        serves: readonly Contract[];
+        calls: readonly Contract[];
+        events?: readonly { subject: string }[];
+      };
+      const calls = s.calls.map((c) => c.subject);
+      const inboxes = new Set(s.serves.flatMap((c) => callersOf(c)).map((u) => `_INBOX_${u}.>`));
+      for (const subject of natsPermissions(user).publish.allow) {
+        const ok =
+          calls.includes(subject) ||
+          subject === `ask.v1.cancel.${user}.>` ||
+          inboxes.has(subject) ||
+          (user === 'gateway' && /^\$(JS\.API\.|JS\.FC\.KV_|KV\.)/.test(subject)) ||
+          (s.events ?? []).some((e) => subject === `${e.subject}.*`);
+        expect(ok, `${user} may publish ${subject}`).toBe(true);
+      }
+      // Nobody may answer on plain _INBOX.> or any subject's wildcard.
+      expect(natsPermissions(user).publish.allow).not.toContain('_INBOX.>');
+      expect(natsPermissions(user).publish.allow).not.toContain('>');
     }
   });
 
@@ -170,6 +212,23 @@ describe('a nats-server with the generated authorization', () => {
     const router = await as('router');
     await expect(new Kvm(router.nc).create('askbus_a2a_tasks')).rejects.toThrow();
     expect(logs.get('router')?.join('\n')).toMatch(/router may not publish to "\$JS\.API\./);
+  });
+
+  // Past a few MB a KV watch's push consumer asks for flow control on $JS.FC.<stream>.…; without
+  // the right to answer it (allow_responses used to give it) the watch stalls for ever.
+  it("lets the gateway answer its KV watch's flow control, so a large listing completes", async () => {
+    const gateway = await as('gateway');
+    const kv = await new Kvm(gateway.nc).create('askbus_a2a_push', { history: 1 });
+    const big = new Uint8Array(900_000).fill(65);
+    for (let i = 0; i < 6; i++) await kv.put(`big.${i}`, big);
+    const seen: string[] = [];
+    for await (const e of await kv.watch({ key: 'big.>' })) {
+      seen.push(e.key);
+      if (seen.length === 6) break;
+    }
+    expect(seen.sort()).toEqual([0, 1, 2, 3, 4, 5].map((i) => `big.${i}`));
+    expect(logs.get('gateway')?.filter((l) => /violation/.test(l))).toEqual([]);
+    await kv.destroy();
   });
 
   it('refuses a ranker publishing outside its subjects, and nobody receives the message', async () => {

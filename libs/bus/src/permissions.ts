@@ -16,6 +16,8 @@ import {
 
 /** The gateway's A2A task store buckets (services/gateway/src/a2a/store.ts; a test keeps them equal). */
 export const A2A_KV_BUCKETS = ['askbus_a2a_tasks', 'askbus_a2a_push'] as const;
+/** The gateway's conversation store (services/gateway/src/conversations/store.ts; a test keeps it equal). */
+export const CONVERSATIONS_KV_BUCKET = 'askbus_conversations';
 
 interface ServiceSubjects {
   /** Contracts it answers: subscribe (in a queue group). */
@@ -28,23 +30,26 @@ interface ServiceSubjects {
   events?: readonly EventContract<z.ZodType>[];
 }
 
-const { ask, search, upsert, sites, delete: del, score } = contracts;
+const { ask, search, upsert, sites, delete: del, score, profile, names, items } = contracts;
 
 /** Every NATS user: the services of services/ by name, and `loader` for `askbus load`. */
 export const serviceSubjects = {
   // Gateway replicas share A2A task events and cancel requests (services/gateway/src/a2a/replicas.ts).
   gateway: {
     serves: [],
-    calls: [ask, sites, search],
-    kvBuckets: A2A_KV_BUCKETS,
+    calls: [ask, sites, search, profile, names, items],
+    kvBuckets: [...A2A_KV_BUCKETS, CONVERSATIONS_KV_BUCKET],
     events: [eventContracts.a2aTaskEvents, eventContracts.a2aCancelTask],
   },
   // Tool selection may dispatch to any tool handler of config/tools.xml.
-  router: { serves: [ask], calls: [sites, search, score, ...Object.values(toolContracts)] },
-  retriever: { serves: [search, upsert, sites, del], calls: [] },
+  router: {
+    serves: [ask],
+    calls: [sites, search, score, profile, names, items, ...Object.values(toolContracts)],
+  },
+  retriever: { serves: [search, upsert, sites, del, profile, names, items], calls: [] },
   ranker: { serves: [score], calls: [] },
-  'tool-details': { serves: [toolContracts.details], calls: [search] },
-  'tool-compare': { serves: [toolContracts.compare], calls: [search] },
+  'tool-details': { serves: [toolContracts.details], calls: [search, names, items] },
+  'tool-compare': { serves: [toolContracts.compare], calls: [search, names, items] },
   'tool-ensemble': { serves: [toolContracts.ensemble], calls: [search, score] },
   'tool-recipe': {
     serves: [toolContracts.recipe_substitutions, toolContracts.accompaniment],
@@ -57,11 +62,18 @@ export const serviceSubjects = {
 export type NatsUser = keyof typeof serviceSubjects;
 export const NATS_USERS = Object.keys(serviceSubjects) as NatsUser[];
 
-/** The permissions block of one nats-server user, as the server config spells it. */
+/**
+ * The permissions block of one nats-server user, as the server config spells it. There is no
+ * `allow_responses`: it would let a user publish to any reply subject of a message it received,
+ * and nats-server (2.9 and 2.10) applies no `deny` rule to such a response, so a caller naming
+ * `$JS.API.…` or another service's subject as its reply made a responder publish there; and a
+ * user that both publishes and hears a subject (every caller and `ask.v1.cancel`) could echo a
+ * message to itself and so publish anywhere. Responses go to the callers' inboxes instead,
+ * allowed by name (see responseInboxes).
+ */
 export interface NatsPermissions {
   publish: { allow: string[] };
   subscribe: { allow: string[] };
-  allow_responses: { max: number; expires: string };
 }
 
 /** The reply-inbox prefix of a NATS user: `_INBOX_<user>` (connectBus uses it). */
@@ -72,23 +84,34 @@ export const userInboxPrefix = (user: string): string => `_INBOX_${user}`;
  * user reads its own replies and no one else's.
  */
 const inboxOf = (user: NatsUser): string => `${userInboxPrefix(user)}.>`;
-const CANCEL = `${CANCEL_PREFIX}.>`;
+/** Every process hears every cancel; each user publishes only cancels that name it. */
+const ALL_CANCELS = `${CANCEL_PREFIX}.>`;
+const cancelsOf = (user: NatsUser): string => `${CANCEL_PREFIX}.${user}.>`;
 /** Every bus answers ADR-32 discovery ($SRV.PING|INFO|STATS[.name[.id]]). */
 const DISCOVERY = '$SRV.>';
 
+/** The users that call `contract`. */
+export function callersOf(contract: Contract): NatsUser[] {
+  return NATS_USERS.filter((u) =>
+    (serviceSubjects[u].calls as readonly Contract[]).some((c) => c.subject === contract.subject),
+  );
+}
+
 /**
- * A responder may publish to the reply subject of any request it received: unlimited messages
- * (a stream sends many chunks and heartbeats to one inbox; nats-server's default is one), for as
- * long as the longest call may run. Calls end by their deadline (60 s by default, and no caller
- * sets more), so 5 minutes leaves room; the server forgets a reply subject after that, which
- * keeps its table of them bounded.
+ * Where a user may answer: the inboxes of the users that call what it serves (any number of
+ * chunks and heartbeats, for as long as a call lasts). Nothing else, whatever reply subject a
+ * request names; the bus refuses a reply that is not an inbox before NATS would (reply-inbox.ts).
  */
-export const RESPONSE_PERMISSION = { max: -1, expires: '5m' } as const;
+export function responseInboxes(user: NatsUser): string[] {
+  const s: ServiceSubjects = serviceSubjects[user];
+  return unique(s.serves.flatMap(callersOf).map(inboxOf));
+}
 
 /**
  * JetStream API subjects of one KV bucket (stream KV_<bucket>): create and inspect the stream,
- * direct gets, and the ordered consumers of key listings; writes go to $KV.<bucket>.>.
- * The API's replies come to the inbox; flow control replies ride on allow_responses.
+ * direct gets, and the ordered consumers of key listings and watches, whose flow-control
+ * requests the client answers on $JS.FC.<stream>.>; writes go to $KV.<bucket>.>. The API's
+ * replies come to the inbox.
  */
 function kvSubjects(bucket: string): string[] {
   const stream = `KV_${bucket}`;
@@ -99,6 +122,7 @@ function kvSubjects(bucket: string): string[] {
     `$JS.API.DIRECT.GET.${stream}.>`,
     `$JS.API.CONSUMER.*.${stream}`,
     `$JS.API.CONSUMER.*.${stream}.>`,
+    `$JS.FC.${stream}.>`,
     `$KV.${bucket}.>`,
   ];
 }
@@ -111,8 +135,10 @@ export function natsPermissions(user: NatsUser): NatsPermissions {
   const events = (s.events ?? []).map((c) => `${c.subject}.*`);
   const publish = [
     ...calls,
-    // A caller cancels what it started (timeouts, aborts, a consumer that stops reading).
-    ...(calls.length > 0 ? [CANCEL] : []),
+    // A caller cancels what it started (timeouts, aborts, a consumer that stops reading), under
+    // its own name only: the receivers stop only calls it made or queries it started.
+    ...(calls.length > 0 ? [cancelsOf(user)] : []),
+    ...responseInboxes(user),
     ...(buckets.length > 0 ? ['$JS.API.INFO'] : []),
     ...buckets.flatMap(kvSubjects),
     ...events,
@@ -120,7 +146,7 @@ export function natsPermissions(user: NatsUser): NatsPermissions {
   const subscribe = [
     ...s.serves.map((c) => c.subject),
     // Every process hears every cancel and aborts its own work for that query.
-    CANCEL,
+    ALL_CANCELS,
     DISCOVERY,
     ...events,
     // Replies to calls, JetStream API replies and KV key listings all arrive on inboxes.
@@ -129,7 +155,6 @@ export function natsPermissions(user: NatsUser): NatsPermissions {
   return {
     publish: { allow: unique(publish) },
     subscribe: { allow: unique(subscribe) },
-    allow_responses: { ...RESPONSE_PERMISSION },
   };
 }
 

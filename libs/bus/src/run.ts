@@ -3,6 +3,7 @@ import { connect } from '@nats-io/transport-node';
 import { AuthorizationError, credsAuthenticator, type ConnectionOptions } from '@nats-io/nats-core';
 import { Bus, type BusOptions } from './bus';
 import { userInboxPrefix } from './permissions';
+import { checkUserName } from './reply-inbox';
 
 export interface ConnectOptions extends BusOptions {
   /** NATS server URL(s); defaults to NATS_URL, then nats://127.0.0.1:4222. */
@@ -62,6 +63,7 @@ export function natsAuth(
  */
 export async function connectBus(opts: ConnectOptions): Promise<Bus> {
   const auth = natsAuth(opts);
+  if (auth.user !== undefined) checkUserName(auth.user);
   const servers = opts.servers ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
   // A user's replies (the bus's and JetStream's) come to inboxes only it may read.
   const inboxPrefix = opts.inboxPrefix ?? (auth.user ? userInboxPrefix(auth.user) : undefined);
@@ -99,7 +101,12 @@ export async function connectBus(opts: ConnectOptions): Promise<Bus> {
     servers: _servers,
     ...busOpts
   } = opts;
-  return new Bus(nc, { ...busOpts, ...(inboxPrefix ? { inboxPrefix } : {}) });
+  // As a NATS user the bus answers only user inboxes and checks who cancels (BusOptions.user).
+  return new Bus(nc, {
+    ...busOpts,
+    ...(inboxPrefix ? { inboxPrefix } : {}),
+    ...(auth.user !== undefined ? { user: auth.user } : {}),
+  });
 }
 
 /**

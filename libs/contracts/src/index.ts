@@ -4,3 +4,4 @@ export * from './message';
 export * from './errors';
 export * from './subjects';
 export * from './a2a';
+export * from './understanding';

@@ -34,6 +34,8 @@ export const ResultItem = z.object({
   score: z.number().min(0).max(100),
   description: z.string(),
   schema_object: SchemaObject,
+  /** Why it got its score (askbus's addition, for debugging). */
+  debug: z.string().optional(),
 });
 export type ResultItem = z.infer<typeof ResultItem>;
 
@@ -49,7 +51,12 @@ export function toStoredItem(item: StoredItem): StoredItem {
 }
 
 /** An item as NLWeb sends it in a `result` message, with its score and the reason for it. */
-export function toResultItem(item: StoredItem, score: number, description: string): ResultItem {
+export function toResultItem(
+  item: StoredItem,
+  score: number,
+  description: string,
+  debug?: string,
+): ResultItem {
   return {
     '@type': 'Item',
     url: item.url,
@@ -59,5 +66,6 @@ export function toResultItem(item: StoredItem, score: number, description: strin
     score,
     description,
     schema_object: item.schema_object,
+    ...(debug ? { debug } : {}),
   };
 }

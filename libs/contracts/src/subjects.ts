@@ -3,6 +3,14 @@ import { AskRequest } from './ask';
 import { RetrievedItem, SiteName, StoredItem } from './item';
 import { Message } from './message';
 import { A2aCancelRequest, A2aTaskEventEnvelope } from './a2a';
+import {
+  NamesReply,
+  NamesRequest,
+  ProfileReply,
+  ProfileRequest,
+  SearchOutcome,
+  Understanding,
+} from './understanding';
 
 /** A request answered by one reply. */
 export interface UnaryContract<Req extends z.ZodType, Rep extends z.ZodType> {
@@ -37,16 +45,36 @@ export const SearchRequest = z.object({
   numResults: z.number().int().min(1).max(500).default(50),
   /** Keep only items of these schema.org types (exact `@type`). */
   types: z.array(z.string()).optional(),
+  /**
+   * The question as structure (see understanding.ts): its constraints filter, its orders sort
+   * and its free text is what the keyword and vector search look for. Absent: plain text search.
+   */
+  understanding: Understanding.optional(),
 });
-export const SearchReply = z.object({ items: z.array(RetrievedItem) });
+export const SearchReply = z.object({
+  items: z.array(RetrievedItem),
+  /** How many items satisfied the constraints, and which were relaxed (searches with an understanding). */
+  outcome: SearchOutcome.optional(),
+});
+
+/** Items by URL (tools fetch the items the question named). */
+export const ItemsRequest = z.object({ urls: z.array(z.string().min(1)).min(1).max(100) });
+export const ItemsReply = z.object({ items: z.array(StoredItem) });
 
 export const UpsertRequest = z.object({
   site: SiteName,
   items: z.array(StoredItem).max(10_000),
   /** Write the index to disk after this batch (the last batch of a load sets it). */
   persist: z.boolean().default(true),
+  /** Move items whose URL another site holds into this one; without it they are refused (`refused`). */
+  move: z.boolean().default(false),
 });
-export const UpsertReply = z.object({ upserted: z.number().int(), total: z.number().int() });
+export const UpsertReply = z.object({
+  upserted: z.number().int(),
+  total: z.number().int(),
+  /** Items left out because another site holds their URL (an upsert without `move`). */
+  refused: z.array(z.object({ url: z.string(), site: z.string() })).default([]),
+});
 
 export const SiteInfo = z.object({
   name: SiteName,
@@ -64,11 +92,22 @@ export const DeleteReply = z.object({ deleted: z.number().int() });
 export const ScoreRequest = z.object({
   query: z.string().min(1).max(10_000),
   items: z.array(StoredItem).min(1).max(200),
+  /** The question as structure: the local scorer scores by how well items satisfy it; an LLM is told it. */
+  understanding: Understanding.optional(),
 });
 export const ScoredItem = z.object({
   url: z.string(),
   score: z.number().min(0).max(100),
   description: z.string(),
+  /** Why it got that score (which constraints it met, where it stands): for debugging, not for people. */
+  debug: z.string().max(2_000).optional(),
+  /** Who gave the score: the language model, or the local scorer. */
+  scoredBy: z.enum(['model', 'local']).optional(),
+  /**
+   * Set when the local scorer stood in for a model that failed on this item: why (an LlmError
+   * code such as `malformed`, `unavailable`, `timeout`, `circuit_open`, or `incomplete`).
+   */
+  fallbackReason: z.string().max(64).optional(),
 });
 export type ScoredItem = z.infer<typeof ScoredItem>;
 
@@ -98,6 +137,9 @@ export const contracts = {
   upsert: unary('retrieve.v1.upsert', UpsertRequest, UpsertReply),
   sites: unary('retrieve.v1.sites', SitesRequest, SitesReply),
   delete: unary('retrieve.v1.delete', DeleteRequest, DeleteReply),
+  profile: unary('retrieve.v1.profile', ProfileRequest, ProfileReply),
+  names: unary('retrieve.v1.names', NamesRequest, NamesReply),
+  items: unary('retrieve.v1.items', ItemsRequest, ItemsReply),
   score: stream('rank.v1.score', ScoreRequest, ScoredItem),
   toolDetails: toolContracts.details,
   toolCompare: toolContracts.compare,
@@ -107,10 +149,15 @@ export const contracts = {
   toolWho: toolContracts.who,
 } as const;
 
-/** `ask.v1.cancel.<queryId>` cancels a whole query; `…<queryId>.<callId>` one call of it. */
+/**
+ * `ask.v1.cancel.<caller>.<queryId>` cancels the work of a query that `caller` asked for;
+ * `…<queryId>.<callId>` one call of it. `caller` is the NATS user that publishes it (its
+ * permissions allow only its own token), or ANONYMOUS_CALLER on a NATS without users.
+ */
 export const CANCEL_PREFIX = 'ask.v1.cancel';
-export const cancelSubject = (queryId: string, callId?: string): string =>
-  callId ? `${CANCEL_PREFIX}.${queryId}.${callId}` : `${CANCEL_PREFIX}.${queryId}`;
+export const ANONYMOUS_CALLER = '_';
+export const cancelSubject = (caller: string, queryId: string, callId?: string): string =>
+  `${CANCEL_PREFIX}.${caller}.${queryId}${callId ? `.${callId}` : ''}`;
 
 /**
  * Fire-and-forget events on a subject per key (`<prefix>.<key>`): published by one process, heard

@@ -1,4 +1,4 @@
-import { normalizeTokens, STOPWORDS, stem, tokenize } from '@askbus/search-core';
+import { STOPWORDS, stem, tokenize } from '@askbus/search-core';
 import { normalize, type EmbedKind, type EmbeddingProvider } from './provider';
 import { WordNet } from './wordnet';
 
@@ -52,7 +52,7 @@ function bump(counts: Map<string, number>, text: string, by: number): void {
 
 /** Lowercase word tokens of a text without stopwords, numbers and one-letter tokens. */
 export function contentTokens(text: string): string[] {
-  return normalizeTokens(tokenize(text)).filter((t) => t.length > 1 && !STOPWORDS.has(t) && !/^\d+$/.test(t));
+  return tokenize(text).filter((t) => t.length > 1 && !STOPWORDS.has(t) && !/^\d+$/.test(t));
 }
 
 export interface LocalEmbeddingOptions {

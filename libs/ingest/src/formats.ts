@@ -2,10 +2,10 @@ import { Readable } from 'node:stream';
 import { createInterface } from 'node:readline';
 import { parse as parseCsv } from 'csv-parse';
 import { XMLParser } from 'fast-xml-parser';
-import { Parser as HtmlParser } from 'htmlparser2';
 import { StringDecoder } from 'node:string_decoder';
 import { jsonParser } from 'stream-json/core/parser.js';
 import { streamArray } from 'stream-json/core/streamers/stream-array.js';
+import { htmlLinkedData } from './html';
 import { isRecord, jsonLdEvents, nodeToItem, type IngestEvent, type IngestOptions } from './items';
 
 export type Format = 'json' | 'jsonl' | 'tsv' | 'csv' | 'html' | 'feed';
@@ -120,6 +120,15 @@ async function readAll(input: Readable, file: string): Promise<string> {
 }
 
 const lines = (input: Readable) => createInterface({ input, crlfDelay: Infinity });
+
+/** JSON.parse with its failure as a value (V8 parses any depth without recursion). */
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false; reason: string } {
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (err) {
+    return { ok: false, reason: (err as Error).message };
+  }
+}
 
 /**
  * NLWeb's data files: `url<TAB>json` or `url<TAB>json<TAB>vector` per line; the JSON is one
@@ -310,64 +319,129 @@ function setPath(obj: Record<string, unknown>, path: string, value: unknown): vo
 
 const NUMERIC = /^-?\d+(\.\d+)?$/;
 
+/** One parsed CSV row (csv-parse with `info`), or why a row or the rest of the file was skipped. */
+type CsvEvent =
+  | { kind: 'row'; record: Record<string, string>; line: number }
+  | { kind: 'skip'; line?: number; reason: string };
+
+/**
+ * The rows of a CSV stream in order, every error in its place: a bad row (a stray quote, a
+ * quote never closed) is skipped by csv-parse and reported, and the rows on either side are
+ * kept. Read through events, not the stream's async iterator, which drops the rows it had
+ * buffered when the stream fails.
+ */
+async function* csvRows(input: Readable): AsyncGenerator<CsvEvent> {
+  const queue: CsvEvent[] = [];
+  let ended = false;
+  let wake: (() => void) | undefined;
+  const post = (e: CsvEvent): void => {
+    queue.push(e);
+    wake?.();
+  };
+  const parser = parseCsv({
+    columns: true,
+    info: true,
+    bom: true,
+    skip_empty_lines: true,
+    relax_column_count: true,
+    trim: true,
+    skip_records_with_error: true,
+    on_skip: (err) => {
+      const line = typeof err?.lines === 'number' ? err.lines : undefined;
+      post({
+        kind: 'skip',
+        ...(line !== undefined ? { line } : {}),
+        reason: `bad CSV row: ${err?.message ?? 'unreadable'}`,
+      });
+      return undefined;
+    },
+  });
+  parser.on('data', (r: { record: Record<string, string>; info: { lines: number } }) => {
+    post({ kind: 'row', record: r.record, line: r.info.lines });
+    if (queue.length > 1_000) parser.pause();
+  });
+  parser.on('error', (err: Error) => {
+    post({ kind: 'skip', reason: `bad CSV, rest of file skipped: ${err.message}` });
+    ended = true;
+  });
+  parser.on('end', () => {
+    ended = true;
+    wake?.();
+  });
+  input.on('error', (err) => parser.destroy(err));
+  input.pipe(parser);
+  try {
+    for (;;) {
+      const next = queue.shift();
+      if (next) {
+        yield next;
+        continue;
+      }
+      if (ended) return;
+      parser.resume();
+      await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
+    }
+  } finally {
+    input.unpipe(parser);
+    parser.destroy();
+    input.destroy();
+  }
+}
+
 /**
  * CSV with a header row: each column is a schema.org property (`name`, `url`, `description`,
- * `author.name` …); a `@type` (or `type`) column gives the type, else `defaultType`. Numbers
- * become numbers; empty cells are left out.
+ * `author.name` …); a `@type` (or `type`) column gives the type, else `defaultType`; a file with
+ * neither is one error, not a row of errors. Numbers become numbers; empty cells are left out.
  */
 export async function* loadCsv(
   input: Readable,
   file: string,
   opts: IngestOptions,
 ): AsyncGenerator<IngestEvent> {
-  const parser = input.pipe(
-    parseCsv({
-      columns: true,
-      info: true,
-      bom: true,
-      skip_empty_lines: true,
-      relax_column_count: true,
-      trim: true,
-    }),
-  );
-  try {
-    for await (const rec of parser as AsyncIterable<{
-      record: Record<string, string>;
-      info: { lines: number };
-    }>) {
-      const node: Record<string, unknown> = {};
-      for (const [key, cell] of Object.entries(rec.record)) {
-        if (cell === undefined || cell === '') continue;
-        const k = key === 'type' ? '@type' : key;
-        setPath(node, k, NUMERIC.test(cell) && k !== 'name' ? Number(cell) : cell);
-      }
-      if (opts.defaultType && node['@type'] === undefined) node['@type'] = opts.defaultType;
-      const r = nodeToItem(node, opts);
-      if (typeof r === 'string') yield { kind: 'error', error: { file, line: rec.info.lines, reason: r } };
-      else
-        yield {
-          kind: 'item',
-          item: { ...r, schema_object: { '@context': 'https://schema.org', ...r.schema_object } },
-        };
+  let first = true;
+  for await (const ev of csvRows(input)) {
+    if (ev.kind === 'skip') {
+      yield {
+        kind: 'error',
+        error: { file, ...(ev.line !== undefined ? { line: ev.line } : {}), reason: ev.reason },
+      };
+      continue;
     }
-  } catch (err) {
-    yield {
-      kind: 'error',
-      error: { file, reason: `bad CSV, rest of file skipped: ${(err as Error).message}` },
-    };
+    if (first) {
+      first = false;
+      if (!opts.defaultType && !('@type' in ev.record) && !('type' in ev.record)) {
+        yield {
+          kind: 'error',
+          error: {
+            file,
+            reason:
+              'no @type column and no default type (say what the rows are with --type, e.g. --type Movie)',
+          },
+        };
+        return;
+      }
+    }
+    const node: Record<string, unknown> = {};
+    for (const [key, cell] of Object.entries(ev.record)) {
+      if (cell === undefined || cell === '') continue;
+      const k = key === 'type' ? '@type' : key;
+      setPath(node, k, NUMERIC.test(cell) && k !== 'name' ? Number(cell) : cell);
+    }
+    if (opts.defaultType && node['@type'] === undefined) node['@type'] = opts.defaultType;
+    const r = nodeToItem(node, opts);
+    if (typeof r === 'string') yield { kind: 'error', error: { file, line: ev.line, reason: r } };
+    else
+      yield {
+        kind: 'item',
+        item: { ...r, schema_object: { '@context': 'https://schema.org', ...r.schema_object } },
+      };
   }
-}
-
-/** Line (1-based) of a character offset. */
-function lineAt(text: string, index: number): number {
-  let n = 1;
-  for (let i = text.indexOf('\n'); i >= 0 && i < index; i = text.indexOf('\n', i + 1)) n++;
-  return n;
 }
 
 /**
  * The schema.org items an HTML page embeds in `<script type="application/ld+json">`; items
- * without a URL take the page's canonical URL, else `pageUrl`.
+ * without a URL take the page's canonical URL, else `pageUrl`. Linear in the page (html.ts).
  */
 export async function* loadHtml(
   input: Readable,
@@ -376,49 +450,15 @@ export async function* loadHtml(
   pageUrl?: string,
 ): AsyncGenerator<IngestEvent> {
   const html = await readAll(input, file);
-  const scripts: { text: string; start: number }[] = [];
-  let canonical: string | undefined;
-  let inLd = false;
-  let buf = '';
-  let start = 0;
-  const p = new HtmlParser(
-    {
-      onopentag(tag, attrs) {
-        if (tag === 'script' && (attrs.type ?? '').trim().toLowerCase() === 'application/ld+json') {
-          inLd = true;
-          buf = '';
-          start = p.startIndex;
-        } else if (tag === 'link' && (attrs.rel ?? '').toLowerCase() === 'canonical' && attrs.href) {
-          canonical ??= attrs.href;
-        } else if (tag === 'meta' && attrs.property === 'og:url' && attrs.content) {
-          canonical ??= attrs.content;
-        }
-      },
-      ontext(t) {
-        if (inLd) buf += t;
-      },
-      onclosetag(tag) {
-        if (tag === 'script' && inLd) {
-          inLd = false;
-          scripts.push({ text: buf, start });
-        }
-      },
-    },
-    { decodeEntities: false },
-  );
-  p.write(html);
-  p.end();
+  const { scripts, canonical } = htmlLinkedData(html);
   const url = canonical ?? pageUrl;
   for (const s of scripts) {
-    const line = lineAt(html, s.start);
-    let value: unknown;
-    try {
-      value = JSON.parse(s.text.trim().replace(/^<!--|-->$/g, ''));
-    } catch (err) {
-      yield { kind: 'error', error: { file, line, reason: `bad JSON-LD: ${(err as Error).message}` } };
+    const value = parseJson(s.text.trim().replace(/^<!--|-->$/g, ''));
+    if (!value.ok) {
+      yield { kind: 'error', error: { file, line: s.line, reason: `bad JSON-LD: ${value.reason}` } };
       continue;
     }
-    yield* jsonLdEvents(value, opts, { file, line }, url);
+    yield* jsonLdEvents(value.value, opts, { file, line: s.line }, url);
   }
 }
 

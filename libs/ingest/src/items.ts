@@ -91,6 +91,29 @@ export function nodeToItem(
   };
 }
 
+/**
+ * How deep a record may nest. schema.org data nests a handful of levels (a Recipe's sections,
+ * steps, their images); a record far deeper is no data a user asks about, and every later step
+ * that walks it (JSON.stringify for the bus, the retriever's text) recurses.
+ */
+export const MAX_RECORD_DEPTH = 100;
+
+/** Whether a JSON value nests deeper than `max` levels (`[]` and `{}` count 1); no recursion. */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth + 1 > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+const tooDeep = `nested deeper than ${MAX_RECORD_DEPTH} levels`;
+
 /** Every item of a JSON-LD value, with an error event for each node that is not one. */
 export function* jsonLdEvents(
   value: unknown,
@@ -98,8 +121,15 @@ export function* jsonLdEvents(
   where: Omit<IngestError, 'reason'>,
   fallbackUrl?: string,
 ): Generator<IngestEvent> {
+  const deep = nestsDeeperThan(value, MAX_RECORD_DEPTH);
   let n = 0;
+  let refused = 0;
   for (const node of jsonLdNodes(value)) {
+    if (deep && nestsDeeperThan(node, MAX_RECORD_DEPTH)) {
+      refused++;
+      yield { kind: 'error', error: { ...where, reason: tooDeep } };
+      continue;
+    }
     // several nodes without URLs on one page: keep them apart (#2, #3 …), stable across loads
     const fb = fallbackUrl && n > 0 ? `${fallbackUrl}#${n + 1}` : fallbackUrl;
     const r = nodeToItem(node, opts, fb);
@@ -112,5 +142,8 @@ export function* jsonLdEvents(
   }
   if (n === 0 && !isRecord(value) && !Array.isArray(value)) {
     yield { kind: 'error', error: { ...where, reason: 'not a JSON object or array' } };
+  } else if (n === 0 && refused === 0 && deep) {
+    // Arrays in arrays deeper than the nodes are looked for: nothing came out, say why.
+    yield { kind: 'error', error: { ...where, reason: tooDeep } };
   }
 }

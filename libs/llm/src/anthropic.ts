@@ -23,6 +23,10 @@ export class AnthropicAdapter implements LlmAdapter {
     });
   }
 
+  modelFor(tier: Tier): string {
+    return this.opts.models[tier];
+  }
+
   private body(req: AdapterRequest) {
     const messages = withJsonInstructions(req);
     const system = messages

@@ -16,13 +16,21 @@ export const LlmConfig = z.object({
   timeoutMs: z.coerce.number().int().min(1).max(600_000).default(30_000),
   maxRetries: z.coerce.number().int().min(0).max(10).default(2),
   backoffMs: z.coerce.number().int().min(0).max(60_000).default(250),
+  /** Retries one query may make in all, in each service process. */
+  retryBudget: z.coerce.number().int().min(0).max(1_000).default(4),
+  /** Consecutive failed attempts that open a model's circuit breaker. */
+  breakerFailures: z.coerce.number().int().min(1).max(1_000).default(5),
+  /** How long an open circuit refuses calls before it lets one trial call through. */
+  breakerCooldownMs: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
 });
 export type LlmConfig = z.infer<typeof LlmConfig>;
 
 /**
  * ASKBUS_LLM_PROVIDER=local|openai|anthropic, ASKBUS_LLM_BASE_URL, ASKBUS_LLM_API_KEY,
  * ASKBUS_LLM_API_VERSION (Azure), ASKBUS_LLM_MODEL_LOW/HIGH, ASKBUS_LLM_JSON_MODE,
- * ASKBUS_LLM_CONCURRENCY, ASKBUS_LLM_TIMEOUT_MS, ASKBUS_LLM_RETRIES, ASKBUS_LLM_BACKOFF_MS.
+ * ASKBUS_LLM_CONCURRENCY, ASKBUS_LLM_TIMEOUT_MS, ASKBUS_LLM_RETRIES (per call),
+ * ASKBUS_LLM_RETRY_BUDGET (per query), ASKBUS_LLM_BACKOFF_MS, ASKBUS_LLM_BREAKER_FAILURES,
+ * ASKBUS_LLM_BREAKER_COOLDOWN_MS.
  */
 export function llmConfigFromEnv(env: NodeJS.ProcessEnv = process.env): LlmConfig {
   const v = (name: string): string | undefined => {
@@ -41,6 +49,9 @@ export function llmConfigFromEnv(env: NodeJS.ProcessEnv = process.env): LlmConfi
     timeoutMs: v('ASKBUS_LLM_TIMEOUT_MS'),
     maxRetries: v('ASKBUS_LLM_RETRIES'),
     backoffMs: v('ASKBUS_LLM_BACKOFF_MS'),
+    retryBudget: v('ASKBUS_LLM_RETRY_BUDGET'),
+    breakerFailures: v('ASKBUS_LLM_BREAKER_FAILURES'),
+    breakerCooldownMs: v('ASKBUS_LLM_BREAKER_COOLDOWN_MS'),
   });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -57,6 +68,8 @@ export function createLlm(config: Partial<LlmConfig> = {}, extra: Pick<LlmOption
     timeoutMs: c.timeoutMs,
     maxRetries: c.maxRetries,
     backoffMs: c.backoffMs,
+    retryBudget: c.retryBudget,
+    breaker: { failures: c.breakerFailures, cooldownMs: c.breakerCooldownMs },
     ...extra,
   };
   const high = c.modelHigh ?? c.modelLow;

@@ -1,5 +1,13 @@
 export type LlmErrorCode =
-  'timeout' | 'rate_limited' | 'unavailable' | 'bad_request' | 'malformed' | 'cancelled' | 'unsupported';
+  | 'timeout'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'bad_request'
+  | 'malformed'
+  | 'cancelled'
+  | 'unsupported'
+  /** Refused without calling: the model's circuit breaker is open (see breaker.ts). */
+  | 'circuit_open';
 
 /** A failed language-model call: it has a code, the HTTP status when there was one, and attempts. */
 export class LlmError extends Error {

@@ -1,4 +1,5 @@
 import type { ResultItem } from '@askbus/contracts';
+import { singularOf } from '@askbus/understand';
 import { LlmError } from './errors';
 import { localRankAnswers } from './ranking';
 import { localTaskAnswer } from './tasks';
@@ -51,12 +52,46 @@ export function compose(task: Extract<LlmTask, { kind: 'summarize' | 'generate' 
   const cite = (r: ResultItem, i: number): string => `${r.name} [${i + 1}]`;
   const names = items.map(cite);
   const list = names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
-  if (task.kind === 'summarize') {
-    return `The best matches for "${task.query}" are ${list}. ${items[0]!.description} [1].`;
-  }
-  const details = items.map((r, i) => `${r.name}: ${r.description} [${i + 1}].`).join(' ');
-  return `For "${task.query}", ${list} fit best. ${details}`;
+  const lead = leadIn(task, items.length);
+  if (task.kind === 'summarize') return `${lead} ${list}. ${withoutFinalStop(items[0]!.description)} [1].`;
+  const details = items.map((r, i) => `${withoutFinalStop(r.description)} [${i + 1}].`).join(' ');
+  return `${lead} ${list}. ${details}`;
 }
+
+/**
+ * The sentence's opening, stating what was answered: "Of the 63 cars with 8 cylinders from
+ * 1970–1973, the heaviest are"; without an understanding, "The best matches for "…" are".
+ */
+function leadIn(task: Extract<LlmTask, { kind: 'summarize' | 'generate' }>, shown: number): string {
+  const a = task.answered;
+  const verb = shown === 1 ? 'is' : 'are';
+  if (!a || (a.constraints.length === 0 && !a.sort)) {
+    return task.kind === 'summarize'
+      ? `The best ${shown === 1 ? 'match' : 'matches'} for "${task.query}" ${verb}`
+      : `For "${task.query}", the best ${shown === 1 ? 'fit is' : 'fits are'}`;
+  }
+  // values that say what kind of thing go before the noun ("Western movies"), the rest after it
+  const kinds = a.constraints.filter((k) => /^in \S/.test(k)).map((k) => k.slice(3));
+  const rest = a.constraints.filter((k) => !/^in \S/.test(k)).map(withPreposition);
+  const noun = a.matched === 1 ? singularOf(a.noun || 'items') : a.noun || 'items';
+  const what = [...kinds, noun, ...rest].join(' ');
+  if (a.matched === 1) return `The only ${what} is`;
+  const counted =
+    a.matched !== undefined ? `the ${a.matched.toLocaleString('en-US')} ${what}` : `the ${what}`;
+  if (a.sort) return `Of ${counted}, ${a.sort.replace(/^the\s+/i, 'the ')} ${verb}`;
+  return `Of ${counted}, the best ${shown === 1 ? 'match' : 'matches'} ${verb}`;
+}
+
+/** "weight over 4,000 lb" → "with weight over 4,000 lb"; "from the 1990s" stays. */
+function withPreposition(text: string): string {
+  return /^(from|with|by|in|on|at|of|for|under|over|directed|rated|made|released|starring|not|that|which|who|before|after|since)\b/i.test(
+    text,
+  )
+    ? text
+    : `with ${text}`;
+}
+
+const withoutFinalStop = (s: string): string => s.trim().replace(/[.!?…]+$/, '');
 
 function usageOf(req: AdapterRequest, text: string): Usage {
   const words = (s: string): number => s.split(/\s+/).filter(Boolean).length;

@@ -36,6 +36,10 @@ export class OpenAiCompatibleAdapter implements LlmAdapter {
     });
   }
 
+  modelFor(tier: Tier): string {
+    return this.opts.models[tier];
+  }
+
   private body(req: AdapterRequest) {
     const mode = this.opts.jsonMode ?? 'json_schema';
     const response_format = !req.json

@@ -82,6 +82,8 @@ export function rankingMessages(
   config: PromptConfig,
   query: string,
   items: readonly ItemShown[],
+  /** What the question was understood to require (understand's understandingNote), told to the model. */
+  understood?: string,
 ): ChatMessage[] {
   const type = items[0]?.['@type'] ?? 'Thing';
   const p = rankingPromptFor(config, type);
@@ -89,5 +91,5 @@ export function rankingMessages(
     items.length === 1
       ? fillTemplate(p.prompt, { 'request.query': query, 'item.description': itemForPrompt(items[0]!) })
       : fillTemplate(p.batchPrompt, { 'request.query': query, items: renderItems(items) });
-  return [{ role: 'user', content }];
+  return [{ role: 'user', content: understood ? `${content}\n${understood}` : content }];
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { StoredItem } from '@askbus/contracts';
 import { parseQuery, scoreItem } from '@askbus/search-core';
+import { describeItem, extractFacts, factsByPath } from '@askbus/understand';
 
 /** The answer to a one-item ranking prompt (NLWeb's returnStruc: score 0–100, description). */
 export const RankAnswer = z.object({
@@ -36,7 +37,17 @@ export function localRankAnswers(
   items: readonly Pick<StoredItem, 'name' | '@type' | 'schema_object'>[],
 ): RankAnswer[] {
   const parsed = parseQuery(query);
-  return items.map((item) => scoreItem(parsed, item));
+  return items.map((item) => {
+    // the score is the word match; the description is about the item, for people
+    const { score } = scoreItem(parsed, item);
+    const own = item.schema_object.description;
+    const description = describeItem({
+      name: item.name,
+      facts: factsByPath(extractFacts(item.schema_object)),
+      ...(typeof own === 'string' ? { description: own } : {}),
+    });
+    return { score, description };
+  });
 }
 
 /**

@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import type { StoredItem } from '@askbus/contracts';
-import { itemFacts, STOPWORDS, summarize, tokenize } from '@askbus/search-core';
+import { STOPWORDS, tokenize } from '@askbus/search-core';
+import {
+  describeItem,
+  extractFacts,
+  factPhrase,
+  factsByPath,
+  showQuantity,
+  type Fact,
+} from '@askbus/understand';
 
 /**
  * Structured tasks of the routing and tool steps, and the deterministic local answers to them.
@@ -16,12 +24,26 @@ export type RoutingTask =
       query: string;
       itemType: string;
       tool: { name: string; examples: string[]; params: string[] };
+      /**
+       * What the question was understood to ask, when the router understood it against the
+       * site's profile: a list, one named item's details or two named items compared, the
+       * items it names (exactly as the site names them) and the properties it asks about.
+       */
+      understood?: { intent: 'search' | 'details' | 'compare'; named: string[]; asked: string[] };
     }
   | { kind: 'decontextualize'; query: string; prev: string[] }
   | { kind: 'relevance'; query: string; site: string; siteTypes: string[] }
   | { kind: 'required_info'; query: string; itemType: string }
   | { kind: 'item_match'; name: string; item: ItemShown }
-  | { kind: 'compare'; query: string; details_requested: string; item1: ItemShown; item2: ItemShown }
+  | {
+      kind: 'compare';
+      query: string;
+      details_requested: string;
+      item1: ItemShown;
+      item2: ItemShown;
+      /** Property paths the question compares on (the router's understanding), when known. */
+      aspects?: string[];
+    }
   | {
       kind: 'ensemble';
       query: string;
@@ -104,7 +126,9 @@ export function readTaskPrompt(prompt: string): RoutingTask | undefined {
 export function localTaskAnswer(task: RoutingTask): unknown {
   switch (task.kind) {
     case 'tool_score':
-      return scoreTool(task.query, task.tool);
+      return task.understood
+        ? scoreToolUnderstood(task.query, task.tool, task.understood)
+        : scoreTool(task.query, task.tool);
     case 'decontextualize':
       return decontextualize(task.query, task.prev);
     case 'relevance':
@@ -114,7 +138,7 @@ export function localTaskAnswer(task: RoutingTask): unknown {
     case 'item_match':
       return matchItem(task.name, task.item);
     case 'compare':
-      return compareItems(task.item1, task.item2, task.details_requested);
+      return compareItems(task.item1, task.item2, task.details_requested, task.aspects ?? []);
     case 'ensemble':
       return ensemble(task);
     case 'substitutions':
@@ -195,6 +219,41 @@ export function scoreTool(
   if (tool.name === 'details' && !params.item_name) score = Math.min(score, 50);
   if (tool.name === 'compare' && !(params.item1_name && params.item2_name)) score = Math.min(score, 50);
   return { score, ...params };
+}
+
+/**
+ * Tool scores for a question the router understood against the site: the named items decide
+ * between details, compare and search; the cue phrases still score the other tools (ensemble,
+ * recipes, who); the items' names fill the tools' parameters exactly as the site names them.
+ */
+export function scoreToolUnderstood(
+  query: string,
+  tool: { name: string; examples: readonly string[]; params?: readonly string[] },
+  understood: { intent: 'search' | 'details' | 'compare'; named: string[]; asked: string[] },
+): Record<string, unknown> & { score: number } {
+  const base = scoreTool(query, tool);
+  const asked = understood.asked.join(', ') || 'everything';
+  // a cue of another tool (substitutions, accompaniment, ensemble, who) outranks a named item
+  const otherCue = Object.entries(CUES).some(
+    ([name, c]) => name !== 'details' && name !== 'compare' && c.re.test(query),
+  );
+  if (tool.name === 'details') {
+    const [name] = understood.named;
+    if (understood.intent === 'details' && name)
+      return { ...base, score: otherCue ? 80 : 95, item_name: name, details_requested: asked };
+    return { ...base, score: Math.min(base.score, 40) };
+  }
+  if (tool.name === 'compare') {
+    const [a, b] = understood.named;
+    if (understood.intent === 'compare' && a && b)
+      return { ...base, score: otherCue ? 80 : 96, item1_name: a, item2_name: b, details_requested: asked };
+    return { ...base, score: Math.min(base.score, 40) };
+  }
+  if (tool.name === 'search') {
+    if (understood.intent !== 'search') return { ...base, score: Math.min(base.score, 50) };
+    return { ...base, score: otherCue ? Math.min(base.score, 60) : Math.max(base.score, 88) };
+  }
+  return base;
 }
 
 /** The parameters of a tool's returnStruc, read off the query. */
@@ -465,35 +524,67 @@ function matchItem(name: string, item: ItemShown) {
   };
 }
 
-const FACT_LABELS: Record<string, { label: string; unit: string; better: 'higher' | 'lower' }> = {
-  rating: { label: 'rating', unit: '/10', better: 'higher' },
-  mpg: { label: 'fuel efficiency', unit: ' mpg', better: 'higher' },
-  horsepower: { label: 'power', unit: ' hp', better: 'higher' },
-  year: { label: 'year', unit: '', better: 'higher' },
-};
+/** A short phrase about an item: its name, year and first sentence of description or facts. */
+function summarize(item: ItemShown): string {
+  const own = item.schema_object.description;
+  return describeItem({
+    name: item.name,
+    facts: factsByPath(extractFacts(item.schema_object)),
+    ...(typeof own === 'string' ? { description: own } : {}),
+  });
+}
 
-function compareItems(item1: ItemShown, item2: ItemShown, detailsRequested: string) {
-  const f1 = itemFacts(item1.schema_object) as Record<string, number | undefined>;
-  const f2 = itemFacts(item2.schema_object) as Record<string, number | undefined>;
-  const parts: string[] = [`${item1.name}: ${summarize(item1)}. ${item2.name}: ${summarize(item2)}.`];
-  const wins: Record<string, string[]> = { [item1.name]: [], [item2.name]: [] };
-  for (const [key, meta] of Object.entries(FACT_LABELS)) {
-    const a = f1[key];
-    const b = f2[key];
-    if (a === undefined || b === undefined) continue;
-    const fmt = (n: number): string => `${Number.isInteger(n) ? n : n.toFixed(1)}${meta.unit}`;
-    if (key === 'year') {
-      parts.push(`${item1.name} is from ${a}, ${item2.name} from ${b}.`);
+const numberOf = (facts: ReadonlyMap<string, readonly Fact[]>, path: string): Fact | undefined =>
+  facts.get(path)?.find((f) => f.num !== undefined && (f.kind === 'number' || f.kind === 'date'));
+
+/**
+ * Two items side by side on the properties asked about (else the numbers both have), and a
+ * verdict on the first of them: the higher rating comes out ahead; other measures say which has more.
+ */
+function compareItems(
+  item1: ItemShown,
+  item2: ItemShown,
+  detailsRequested: string,
+  aspects: readonly string[],
+) {
+  const f1 = factsByPath(extractFacts(item1.schema_object));
+  const f2 = factsByPath(extractFacts(item2.schema_object));
+  const shared = [...f1.keys()].filter((p) => numberOf(f1, p) && numberOf(f2, p));
+  const paths = aspects.length ? aspects.filter((p) => f1.has(p) || f2.has(p)) : shared.slice(0, 4);
+  const parts: string[] = [];
+  let verdict = '';
+  for (const path of paths) {
+    const a = numberOf(f1, path);
+    const b = numberOf(f2, path);
+    if (!a || !b) {
+      const pa = f1.get(path);
+      const pb = f2.get(path);
+      if (pa && pb)
+        parts.push(
+          `${item1.name}: ${factPhrase(path, pa) ?? ''}; ${item2.name}: ${factPhrase(path, pb) ?? ''}.`,
+        );
       continue;
     }
-    parts.push(`On ${meta.label}, ${item1.name} has ${fmt(a)} and ${item2.name} ${fmt(b)}.`);
-    if (a !== b) wins[a > b === (meta.better === 'higher') ? item1.name : item2.name]!.push(meta.label);
+    // a rating reads as "rating" whatever the site calls it ("aggregate rating")
+    const label = a.dimension === 'rating' ? 'rating' : a.label || path;
+    const show = (f: Fact): string =>
+      f.kind === 'date'
+        ? String(Math.floor(f.num!))
+        : showQuantity(f.num!, { unit: f.unit, displayUnit: f.srcUnit, dimension: f.dimension });
+    parts.push(`On ${label}, ${item1.name} has ${show(a)} and ${item2.name} ${show(b)}.`);
+    if (!verdict && a.num !== b.num) {
+      const [hi, lo] = a.num! > b.num! ? [item1.name, item2.name] : [item2.name, item1.name];
+      verdict =
+        a.dimension === 'rating'
+          ? `${hi} comes out ahead on ${label}.`
+          : a.kind === 'date'
+            ? `${hi} is the more recent (${lo} is older).`
+            : `${hi} has the higher ${label}.`;
+    }
   }
-  const [n1, n2] = [wins[item1.name]!.length, wins[item2.name]!.length];
-  const verdict =
-    n1 === n2
-      ? `Neither clearly beats the other${detailsRequested && detailsRequested !== 'everything' ? ` on ${detailsRequested}` : ''}; it depends on what you want from a ${item1['@type'].toLowerCase()}.`
-      : `${n1 > n2 ? item1.name : item2.name} comes out ahead on ${(n1 > n2 ? wins[item1.name]! : wins[item2.name]!).join(' and ')}.`;
+  if (parts.length === 0) parts.push(`${item1.name}: ${summarize(item1)} ${item2.name}: ${summarize(item2)}`);
+  if (!verdict)
+    verdict = `Neither clearly beats the other${detailsRequested && detailsRequested !== 'everything' ? ` on ${detailsRequested}` : ''}; it depends on what you want from a ${item1['@type'].toLowerCase()}.`;
   return { comparison: `${parts.join(' ')} ${verdict}`, verdict };
 }
 

@@ -9,6 +9,8 @@ import type { AdapterRequest, LlmAdapter, Usage } from './types';
 export type FakeFault =
   | { kind: 'status'; status: number }
   | { kind: 'malformed' }
+  /** Answers this text as the model's content, whatever was asked. */
+  | { kind: 'answer'; text: string }
   | { kind: 'hang' }
   | { kind: 'delay'; ms: number };
 
@@ -35,6 +37,8 @@ export interface FakeLlm {
   readonly byKind: Record<string, number>;
   /** Faults for the next requests, first in first out. */
   fail(...faults: FakeFault[]): void;
+  /** A fault for every request after the queued ones (a model that is down), until cleared. */
+  failAll(fault: FakeFault | undefined): void;
   reset(): void;
   close(): Promise<void>;
 }
@@ -57,6 +61,7 @@ interface ChatBody {
  */
 export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> {
   const faults: FakeFault[] = [];
+  let standing: FakeFault | undefined;
   const hanging = new Set<ServerResponse>();
   let requests = 0;
   let inFlight = 0;
@@ -88,7 +93,7 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     const lastUser = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user');
     prompts.push(String(lastUser?.content ?? ''));
     if (prompts.length > 200) prompts.shift();
-    const fault = faults.shift();
+    const fault = faults.shift() ?? standing;
     if (fault?.kind === 'hang') {
       hanging.add(res);
       res.on('close', () => hanging.delete(res));
@@ -102,7 +107,11 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
       return;
     }
     const { kind, text } =
-      fault?.kind === 'malformed' ? { kind: 'malformed', text: 'Sure! {"score": ' } : answer(body);
+      fault?.kind === 'malformed'
+        ? { kind: 'malformed', text: 'Sure! {"score": ' }
+        : fault?.kind === 'answer'
+          ? { kind: 'scripted', text: fault.text }
+          : answer(body);
     byKind[kind] = (byKind[kind] ?? 0) + 1;
     const tokensIn = (body.messages ?? []).reduce((n, m) => n + String(m.content).split(/\s+/).length, 0);
     const usage = { prompt_tokens: tokensIn, completion_tokens: text.split(/\s+/).length, total_tokens: 0 };
@@ -164,7 +173,9 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     byKind,
     prompts,
     fail: (...f) => void faults.push(...f),
+    failAll: (f) => void (standing = f),
     reset: () => {
+      standing = undefined;
       requests = 0;
       maxConcurrent = inFlight;
       faults.length = 0;

@@ -21,9 +21,21 @@ export type LlmTask =
       items: StoredItem[];
       /** answer `{results:[…]}` keyed by index */ batch?: boolean;
     }
-  | { kind: 'summarize'; query: string; items: ResultItem[] }
-  | { kind: 'generate'; query: string; items: ResultItem[] }
+  | { kind: 'summarize'; query: string; items: ResultItem[]; answered?: AnsweredQuestion }
+  | { kind: 'generate'; query: string; items: ResultItem[]; answered?: AnsweredQuestion }
   | RoutingTask;
+
+/**
+ * What a question was understood to ask, for a summary or an answer to state: the noun for the
+ * items ("cars"), the constraints they satisfy ("with 8 cylinders", "from 1970–1973"), the
+ * superlative they were sorted by ("the heaviest"), and how many items satisfied it.
+ */
+export interface AnsweredQuestion {
+  noun: string;
+  constraints: string[];
+  sort?: string;
+  matched?: number;
+}
 
 export interface CallOptions {
   messages: ChatMessage[];
@@ -31,6 +43,11 @@ export interface CallOptions {
   signal?: AbortSignal;
   maxTokens?: number;
   task?: LlmTask;
+  /**
+   * The query this call serves: its retries come out of the query's retry budget
+   * (ASKBUS_LLM_RETRY_BUDGET). Without it a call has its own ASKBUS_LLM_RETRIES.
+   */
+  queryId?: string;
 }
 
 export interface CompleteOptions<S extends z.ZodType | undefined = undefined> extends CallOptions {
@@ -58,6 +75,8 @@ export interface AdapterRequest {
 /** A provider's raw transport; retries, limits, timeouts and parsing are the wrapper's. */
 export interface LlmAdapter {
   readonly name: string;
+  /** The model a tier calls (the circuit breakers are per provider + model). */
+  modelFor?(tier: Tier): string;
   complete(req: AdapterRequest): Promise<{ text: string; usage?: Usage }>;
   stream(req: AdapterRequest): AsyncIterable<{ delta?: string; usage?: Usage }>;
 }
@@ -70,4 +89,8 @@ export interface LlmCounters {
   retries: number;
   tokensIn: number;
   tokensOut: number;
+  /** Calls refused at once because the model's circuit breaker was open. */
+  refusedOpen: number;
+  /** Retries not made because the query's retry budget was spent. */
+  retriesDenied: number;
 }

@@ -1,6 +1,5 @@
 export * from './text';
-export * from './concepts';
 export * from './fields';
-export * from './facts';
 export * from './query';
 export * from './score';
+export * from './who';

@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadDemoSites } from '@askbus/demo-data';
 import type { StoredItem } from '@askbus/contracts';
-import {
-  analyzeItem,
-  flattenItem,
-  itemFacts,
-  parseQuery,
-  scoreItem,
-  summarize,
-  type ItemLike,
-} from './index';
+import { analyzeItem, flattenItem, parseQuery, scoreItem, type ItemLike } from './index';
 
 const movie = (schema: Record<string, unknown>): ItemLike => ({
   name: String(schema.name ?? ''),
@@ -66,22 +58,6 @@ describe('flattenItem', () => {
   });
 });
 
-describe('itemFacts', () => {
-  it('reads mpg, horsepower, a rating on 10 and a year', () => {
-    expect(
-      itemFacts({
-        fuelEfficiency: { '@type': 'QuantitativeValue', value: 31, unitText: 'mpg' },
-        vehicleEngine: { enginePower: { value: 88, unitText: 'hp' } },
-        aggregateRating: { ratingValue: '4', bestRating: 5 },
-        vehicleModelDate: '1980',
-      }),
-    ).toEqual({ mpg: 31, horsepower: 88, rating: 8, year: 1980 });
-    expect(itemFacts({ fuelEfficiency: { value: 6, unitText: 'L/100km' }, datePublished: 'soon' })).toEqual(
-      {},
-    );
-  });
-});
-
 describe('scoreItem', () => {
   const eastwoodWestern = movie({
     name: 'Pale Rider',
@@ -93,7 +69,7 @@ describe('scoreItem', () => {
   it('explains a full match in one line', () => {
     expect(scoreItem('westerns with clint eastwood', eastwoodWestern)).toEqual({
       score: 100,
-      description: 'Western directed by Clint Eastwood (1985); matches: westerns, clint, eastwood',
+      description: 'matches: westerns, clint, eastwood',
     });
   });
 
@@ -101,9 +77,7 @@ describe('scoreItem', () => {
     const other = movie({ name: 'Open Range', director: { name: 'Kevin Costner' }, genre: ['Western'] });
     const r = scoreItem('westerns with clint eastwood', other);
     expect(r.score).toBe(32);
-    expect(r.description).toBe(
-      'Western directed by Kevin Costner; matches: westerns; does not match: clint, eastwood',
-    );
+    expect(r.description).toBe('matches: westerns; does not match: clint, eastwood');
   });
 
   it('rewards a phrase found contiguously in one field', () => {
@@ -151,39 +125,14 @@ describe('scoreItem on the demo data', () => {
       .sort();
     expect(top).toEqual(['High Plains Drifter', 'Pale Rider']);
     expect(ranked[2]!.score).toBeLessThan(ranked[1]!.score);
-    expect(ranked[0]!.description).toMatch(
-      /^Western directed by Clint Eastwood \(19\d\d\); matches: westerns, clint, eastwood$/,
-    );
+    expect(ranked[0]!.description).toBe('matches: westerns, clint, eastwood');
     // then Eastwood's other films, then other westerns
     expect(ranked[2]!.item.schema_object.director).toEqual({ '@type': 'Person', name: 'Clint Eastwood' });
     expect(ranked[2]!.description).toContain('does not match: westerns');
   });
 
-  it('puts fuel-efficient Japanese cars on top for "fuel efficient japanese cars"', () => {
-    const ranked = rank('fuel efficient japanese cars', cars);
-    const top = ranked.slice(0, 10);
-    const japaneseMpg = cars
-      .filter((c) => (c.schema_object.countryOfOrigin as { name: string }).name === 'Japan')
-      .map((c) => itemFacts(c.schema_object).mpg ?? 0)
-      .sort((a, b) => b - a);
-    for (const r of top) {
-      expect((r.item.schema_object.countryOfOrigin as { name: string }).name).toBe('Japan');
-      // each of the ten is among the fifteen most frugal Japanese cars
-      expect(itemFacts(r.item.schema_object).mpg).toBeGreaterThanOrEqual(japaneseMpg[14]!);
-    }
-    expect(top[0]!.description).toMatch(/matches: fuel efficient \(\d+(\.\d)? mpg\), japanese, cars$/);
-  });
-
-  it('handles the other intents on real items', () => {
-    const best = rank('best dramas', movies)[0]!;
-    expect(itemFacts(best.item.schema_object).rating).toBeGreaterThanOrEqual(8.5);
-    const fast = rank('fast cars', cars)[0]!;
-    expect(itemFacts(fast.item.schema_object).horsepower).toBeGreaterThanOrEqual(200);
-    const sciFi = rank('sci-fi movies', movies).slice(0, 20);
-    for (const r of sciFi) expect(r.item.schema_object.genre).toContain('Science Fiction');
-  });
-
-  it('summarizes every demo item without throwing', () => {
-    for (const item of [...movies.slice(0, 200), ...cars]) expect(summarize(item)).toBeTruthy();
+  it('scores every demo item without throwing', () => {
+    for (const item of [...movies.slice(0, 200), ...cars])
+      expect(scoreItem('fast cars', item).score).toBeGreaterThanOrEqual(0);
   });
 });

@@ -1,7 +1,6 @@
-import { itemFacts, intentEvidence, intentValue, type ItemFacts } from './facts';
 import { FIELD_NAMES, FIELD_WEIGHTS, flattenItem, itemTypes, type FieldName, type ItemLike } from './fields';
 import { parseQuery, type ParsedQuery, type QueryRequirement } from './query';
-import { analyze } from './text';
+import { analyze, stem, tokenize } from './text';
 
 /** A local relevance judgement: 0..100 (NLWeb's scale) and one line saying why. */
 export interface ItemScore {
@@ -23,12 +22,33 @@ interface FieldIndex {
   bigrams: Set<string>;
 }
 
-/** An item analyzed once for scoring: its fields as term sets, its types, numbers and summary. */
+/** An item analyzed once for scoring: its fields as term sets, and the stems of its type names. */
 export interface AnalyzedItem {
   fields: Record<FieldName, FieldIndex>;
-  types: string[];
-  facts: ItemFacts;
-  summary: string;
+  /** Stems of the words of its schema.org types ("movi" for Movie), which a query word may name. */
+  typeTerms: Set<string>;
+  /** Stems of the words of its property names ("fuel", "effici" for fuelEfficiency; PropertyValue names too). */
+  keyTerms: Set<string>;
+}
+
+/** Credit for a query word that names one of the item's properties rather than a value. */
+const KEY_WEIGHT = 0.6;
+
+/** The words of an item's property names: keys split at case changes, and PropertyValue names. */
+function propertyWords(value: unknown, out: Set<string>, depth = 0): void {
+  if (depth > 4 || typeof value !== 'object' || value === null) return;
+  if (Array.isArray(value)) {
+    for (const v of value.slice(0, 50)) propertyWords(v, out, depth + 1);
+    return;
+  }
+  const o = value as Record<string, unknown>;
+  if (o['@type'] === 'PropertyValue' && typeof o.name === 'string')
+    for (const t of analyze(o.name)) out.add(t);
+  for (const [k, v] of Object.entries(o)) {
+    if (k.startsWith('@')) continue;
+    for (const t of analyze(k.replace(/([a-z\d])([A-Z])/g, '$1 $2').replace(/_/g, ' '))) out.add(t);
+    propertyWords(v, out, depth + 1);
+  }
 }
 
 export function analyzeItem(item: ItemLike): AnalyzedItem {
@@ -47,38 +67,36 @@ export function analyzeItem(item: ItemLike): AnalyzedItem {
     }
     fields[name] = index;
   }
-  const facts = itemFacts(item.schema_object);
-  return { fields, types: itemTypes(item), facts, summary: summarize(item, facts) };
+  const typeTerms = new Set(
+    itemTypes(item).flatMap((t) => tokenize(t.replace(/([a-z\d])([A-Z])/g, '$1 $2')).map(stem)),
+  );
+  const keyTerms = new Set<string>();
+  propertyWords(item.schema_object, keyTerms);
+  return { fields, typeTerms, keyTerms };
 }
 
 /**
- * Scores an item for a query, deterministically, from the two alone:
- * - each requirement (content word, type word, numeric intent) earns credit 0..1: a word by
- *   the best field it occurs in (FIELD_WEIGHTS), a type word fully when the item is of that
- *   type, an intent by the item's number (facts.ts) or, when it has none, by its words;
+ * Scores an item for a query by its words alone, deterministically:
+ * - each query word earns credit 0..1 by the best field it occurs in (FIELD_WEIGHTS), or fully
+ *   when it names the item's own schema.org type ("movies" for a Movie);
  * - the score is the average credit × 100, plus PHRASE_BONUS_PER_PAIR for each pair of
  *   adjacent query words found adjacent in one field ("clint eastwood" in the director),
  *   capped at 100.
- * Pass a ParsedQuery (parseQuery) when scoring many items for one query.
+ * The description says which words matched (diagnostics: the understand library writes
+ * descriptions for people). Pass a ParsedQuery (parseQuery) when scoring many items for one query.
  */
 export function scoreItem(query: string | ParsedQuery, item: ItemLike | AnalyzedItem): ItemScore {
   const parsed = typeof query === 'string' ? parseQuery(query) : query;
   const analyzed = 'schema_object' in item ? analyzeItem(item) : item;
-  if (parsed.requirements.length === 0) {
-    return { score: 0, description: `${analyzed.summary}; the query has no searchable words` };
-  }
-
+  if (parsed.requirements.length === 0) return { score: 0, description: 'the query has no searchable words' };
   const met: string[] = [];
   const missed: string[] = [];
   let credit = 0;
   for (const req of parsed.requirements) {
     const c = requirementCredit(req, analyzed);
     credit += c;
-    const evidence = req.intent ? intentEvidence(req.intent, analyzed.facts) : undefined;
-    const label = evidence ? `${req.label} (${evidence})` : req.label;
-    (c >= MET ? met : missed).push(label);
+    (c >= MET ? met : missed).push(req.label);
   }
-
   let pairsFound = 0;
   for (const [a, b] of parsed.pairs) {
     const bigram = `${a} ${b}`;
@@ -86,60 +104,20 @@ export function scoreItem(query: string | ParsedQuery, item: ItemLike | Analyzed
   }
   const bonus = Math.min(PHRASE_BONUS_MAX, pairsFound * PHRASE_BONUS_PER_PAIR);
   const score = Math.max(0, Math.min(100, Math.round((100 * credit) / parsed.requirements.length + bonus)));
-
-  let description = analyzed.summary;
-  if (met.length) description += `; matches: ${met.join(', ')}`;
-  if (missed.length && (score < EXPLAIN_MISSES_BELOW || met.length === 0)) {
-    description += `; does not match: ${missed.join(', ')}`;
-  }
-  return { score, description: description.replace(/\s+/g, ' ') };
+  const parts: string[] = [];
+  if (met.length) parts.push(`matches: ${met.join(', ')}`);
+  if (missed.length && (score < EXPLAIN_MISSES_BELOW || met.length === 0))
+    parts.push(`does not match: ${missed.join(', ')}`);
+  return { score, description: parts.join('; ') || 'no words matched' };
 }
 
 function termCredit(term: string, item: AnalyzedItem): number {
-  let best = 0;
+  let best = item.keyTerms.has(term) ? KEY_WEIGHT : 0;
   for (const f of FIELD_NAMES) if (item.fields[f].terms.has(term)) best = Math.max(best, FIELD_WEIGHTS[f]);
   return best;
 }
 
 function requirementCredit(req: QueryRequirement, item: AnalyzedItem): number {
-  const lexical = req.terms.length
-    ? req.terms.reduce((sum, t) => sum + termCredit(t, item), 0) / req.terms.length
-    : 0;
-  if (req.types?.some((t) => item.types.includes(t))) return 1;
-  if (req.intent) {
-    // The number decides when the item has one ("best" is a rating, not "Best in Show");
-    // lacking it, the words count ("fast" in "The Fast and the Furious").
-    return intentValue(req.intent, item.facts) ?? lexical;
-  }
-  return lexical;
-}
-
-const str = (v: unknown): string | undefined => {
-  const x = Array.isArray(v) ? v[0] : v;
-  if (typeof x === 'string') return x.trim() || undefined;
-  if (typeof x === 'object' && x !== null && typeof (x as { name?: unknown }).name === 'string') {
-    return (x as { name: string }).name.trim() || undefined;
-  }
-  return undefined;
-};
-
-/** A short phrase saying what the item is: "Western directed by Clint Eastwood (1985)". */
-export function summarize(item: ItemLike, facts: ItemFacts = itemFacts(item.schema_object)): string {
-  const s = item.schema_object;
-  const type = itemTypes(item)[0] ?? 'Item';
-  const year = facts.year ? ` (${facts.year})` : '';
-  if (type === 'Movie') {
-    const director = str(s.director);
-    return `${str(s.genre) ?? 'Movie'}${director ? ` directed by ${director}` : ''}${year}`;
-  }
-  if (type === 'Car' || type === 'Vehicle') {
-    const country = str(s.countryOfOrigin);
-    const numbers = [
-      facts.mpg !== undefined ? intentEvidence('efficiency', facts) : undefined,
-      facts.horsepower !== undefined ? intentEvidence('power', facts) : undefined,
-    ].filter(Boolean);
-    return `Car${country ? ` from ${country}` : ''}${year}${numbers.length ? `, ${numbers.join(', ')}` : ''}`;
-  }
-  const genre = str(s.genre) ?? str(s.category);
-  return `${type}${genre ? ` (${genre})` : ''}${year}`;
+  if (req.terms.length > 0 && req.terms.every((t) => item.typeTerms.has(t))) return 1;
+  return req.terms.length ? req.terms.reduce((sum, t) => sum + termCredit(t, item), 0) / req.terms.length : 0;
 }

@@ -1,11 +1,10 @@
 import { stemmer } from 'stemmer';
-import { PHRASE_SYNONYMS, TERM_SYNONYMS } from './concepts';
 
 /**
  * Bump when tokenizing, synonyms or stemming change: an index persisted by an older analyzer
  * holds terms a query can no longer produce, so it must be rebuilt rather than reopened.
  */
-export const ANALYZER_VERSION = 1;
+export const ANALYZER_VERSION = 2;
 
 /** English function words plus the filler people put in search requests ("show me", "find"). */
 export const STOPWORDS: ReadonlySet<string> = new Set(
@@ -42,41 +41,6 @@ export function tokenize(text: string): string[] {
     .filter((t) => t.length > 0);
 }
 
-/**
- * Rewrites raw tokens into canonical words: multi-word synonyms first ("sci fi" → "science
- * fiction"), then single words ("films" → "movie", "japanese" → "japan"). Applied to the
- * indexed text and to queries alike, so both sides meet on the same words.
- */
-export function normalizeTokens(tokens: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < tokens.length;) {
-    const phrase = matchPhrase(tokens, i, PHRASE_SYNONYMS);
-    if (phrase) {
-      out.push(...phrase.value);
-      i += phrase.length;
-      continue;
-    }
-    const token = tokens[i]!;
-    out.push(...(TERM_SYNONYMS.get(token) ?? [token]));
-    i++;
-  }
-  return out;
-}
-
-/** The longest phrase of `table` starting at `tokens[i]`, with how many tokens it spans. */
-export function matchPhrase<V>(
-  tokens: readonly string[],
-  i: number,
-  table: ReadonlyMap<string, V>,
-  maxWords = 3,
-): { value: V; length: number } | undefined {
-  for (let n = Math.min(maxWords, tokens.length - i); n >= 2; n--) {
-    const value = table.get(tokens.slice(i, i + n).join(' '));
-    if (value !== undefined) return { value, length: n };
-  }
-  return undefined;
-}
-
 const stemCache = new Map<string, string>();
 
 /** Porter stem of one lowercase token; digits and very short tokens stay as they are. */
@@ -100,7 +64,7 @@ export function processTerm(token: string, keepStopwords = false): string | null
 /** Text to its index terms in order: tokenize, normalize, drop stopwords, stem. */
 export function analyze(text: string, keepStopwords = false): string[] {
   const terms: string[] = [];
-  for (const token of normalizeTokens(tokenize(text))) {
+  for (const token of tokenize(text)) {
     const term = processTerm(token, keepStopwords);
     if (term) terms.push(term);
   }

@@ -81,6 +81,23 @@ export function instrumentBus(bus: Bus, registry: Registry): void {
         },
       }),
   );
+  metric(
+    'askbus_refused_total',
+    () =>
+      new Counter({
+        name: 'askbus_refused_total',
+        help: 'Requests not answered because their reply subject was not an inbox (what=reply), and cancels from a user that neither made the call nor started the query (what=cancel)',
+        labelNames: ['service', 'what'],
+        registers: [registry],
+        collect() {
+          this.reset();
+          for (const b of all) {
+            this.inc({ service: b.service, what: 'reply' }, b.stats.refusedReplies);
+            this.inc({ service: b.service, what: 'cancel' }, b.stats.refusedCancels);
+          }
+        },
+      }),
+  );
   buses.push(bus);
   const service = bus.service;
   bus.observe({
@@ -95,7 +112,7 @@ export function instrumentBus(bus: Bus, registry: Registry): void {
   });
 }
 
-/** What an LLM client counts (libs/llm's Llm.counters). */
+/** What an LLM client counts (libs/llm's Llm.counters, fallbacks and circuit breakers). */
 export interface LlmCounterSource {
   provider: string;
   counters: {
@@ -105,12 +122,37 @@ export interface LlmCounterSource {
     retries: number;
     tokensIn: number;
     tokensOut: number;
+    refusedOpen?: number;
+    retriesDenied?: number;
   };
+  /** Answers the local scorer or composer gave instead of a failing model, by task and reason. */
+  fallbackCounts?(): { task: string; reason: string; count: number }[];
+  /** The circuit breaker of each model called so far. */
+  breakerStates?(): { model: string; state: 'closed' | 'open' | 'half_open' }[];
 }
 
-/** LLM calls, failures and tokens of a service, read from its client's counters at scrape time. */
+const BREAKER_STATES = ['closed', 'open', 'half_open'] as const;
+
+/** The LLM clients reporting into each registry (askbus up has several in one process). */
+const llmsOf = new WeakMap<Registry, { service: string; llm: LlmCounterSource }[]>();
+
+/**
+ * LLM calls, failures, tokens, fallbacks and circuit breakers of a service, read from its
+ * client at scrape time. Several clients may report into one registry (askbus up: two rankers,
+ * the router, the tools); clients with the same labels add up.
+ */
 export function instrumentLlm(service: string, llm: LlmCounterSource, registry: Registry): void {
-  const labels = { service, provider: llm.provider };
+  const known = llmsOf.get(registry);
+  if (known) {
+    known.push({ service, llm });
+    return;
+  }
+  const all = [{ service, llm }];
+  llmsOf.set(registry, all);
+  const labelsOf = (s: { service: string; llm: LlmCounterSource }) => ({
+    service: s.service,
+    provider: s.llm.provider,
+  });
   const read: [string, string, (c: LlmCounterSource['counters']) => number][] = [
     ['askbus_llm_calls_total', 'Language-model calls', (c) => c.calls],
     ['askbus_llm_failures_total', 'Language-model calls that failed (after retries)', (c) => c.failures],
@@ -120,6 +162,16 @@ export function instrumentLlm(service: string, llm: LlmCounterSource, registry: 
       (c) => c.malformedOutputs,
     ],
     ['askbus_llm_retries_total', 'Retried attempts (429, 5xx, timeouts)', (c) => c.retries],
+    [
+      'askbus_llm_retries_denied_total',
+      "Retries not made because the query's retry budget was spent",
+      (c) => c.retriesDenied ?? 0,
+    ],
+    [
+      'askbus_llm_circuit_refusals_total',
+      "Calls refused at once because the model's circuit breaker was open",
+      (c) => c.refusedOpen ?? 0,
+    ],
     ['askbus_llm_input_tokens_total', 'Prompt tokens sent', (c) => c.tokensIn],
     ['askbus_llm_output_tokens_total', 'Completion tokens received', (c) => c.tokensOut],
   ];
@@ -131,8 +183,36 @@ export function instrumentLlm(service: string, llm: LlmCounterSource, registry: 
       registers: [registry],
       collect() {
         this.reset();
-        this.inc(labels, get(llm.counters));
+        for (const s of all) this.inc(labelsOf(s), get(s.llm.counters));
       },
     });
   }
+  new Counter({
+    name: 'askbus_llm_fallbacks_total',
+    help: 'Answers the local scorer or composer gave because the model failed, by task and reason',
+    labelNames: ['service', 'provider', 'task', 'reason'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of all) {
+        for (const f of s.llm.fallbackCounts?.() ?? [])
+          this.inc({ ...labelsOf(s), task: f.task, reason: f.reason }, f.count);
+      }
+    },
+  });
+  new Gauge({
+    name: 'askbus_llm_circuit_state',
+    help: "Circuit breakers of each model in each state (closed, open, half_open): 1 or 0 for a service's one client",
+    labelNames: ['service', 'provider', 'model', 'state'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of all) {
+        for (const b of s.llm.breakerStates?.() ?? []) {
+          for (const state of BREAKER_STATES)
+            this.inc({ ...labelsOf(s), model: b.model, state }, b.state === state ? 1 : 0);
+        }
+      }
+    },
+  });
 }

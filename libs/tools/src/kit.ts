@@ -10,7 +10,7 @@ import {
   type ToolRunRequest,
 } from '@askbus/contracts';
 import type { Bus, HandlerContext } from '@askbus/bus';
-import { taskPrompt, type Llm, type RoutingTask } from '@askbus/llm';
+import { completeOrLocal, taskPrompt, type Llm, type RoutingTask } from '@askbus/llm';
 import type { z } from 'zod';
 
 /** What a tool handler works with: the bus (retriever, ranker) and a language model. */
@@ -49,6 +49,41 @@ export async function retrieve(
   return reply.items;
 }
 
+/** Items by URL from the retriever (unknown URLs left out). */
+export async function itemsByUrl(bus: Bus, ctx: HandlerContext, urls: string[]): Promise<StoredItem[]> {
+  if (urls.length === 0) return [];
+  return (await bus.request(contracts.items, { urls }, ctx.onward({ timeoutMs: 10_000 }))).items;
+}
+
+/**
+ * The item a name names on these sites, from the retriever's name index: an exact name first
+ * (a year written with it picks among items of one name: "Titanic 1997"), else the first item
+ * whose name starts with it. Undefined when the name is no item's.
+ */
+export async function itemNamed(
+  bus: Bus,
+  ctx: HandlerContext,
+  name: string,
+  site: string[],
+): Promise<StoredItem | undefined> {
+  const text = name.slice(0, 2_000);
+  if (!text.trim()) return undefined;
+  const { matches } = await bus.request(contracts.names, { site, text }, ctx.onward({ timeoutMs: 10_000 }));
+  // the match that covers most of the name, exact before partial
+  const words = (s: string): number => s.split(/\s+/).filter(Boolean).length;
+  const best = [...matches].sort(
+    (a, b) =>
+      words(text.slice(b.start, b.end)) - words(text.slice(a.start, a.end)) ||
+      Number(b.exact) - Number(a.exact),
+  )[0];
+  if (!best || words(text.slice(best.start, best.end)) * 2 < words(text.replace(/\b(the|a|an)\b/gi, '')))
+    return undefined;
+  const year = /\b(1[0-9]{3}|2[0-9]{3})\b/.exec(text.slice(best.end))?.[1];
+  const item = best.items.find((i) => year !== undefined && String(i.year) === year) ?? best.items[0];
+  if (!item) return undefined;
+  return (await itemsByUrl(bus, ctx, [item.url]))[0];
+}
+
 /** Scores from the ranker replicas for items and a query (one call, all items). */
 export async function rank(
   bus: Bus,
@@ -63,8 +98,12 @@ export async function rank(
   return out;
 }
 
-/** A structured model call whose task the local provider (and the fake server) understands. */
-export function ask<S extends z.ZodType>(
+/**
+ * A structured model call whose task the local provider (and the fake server) understands. When
+ * the model fails (an error, a timeout, a malformed answer, an open circuit) the local
+ * provider's answer stands in, so a failing model degrades a tool's answer, never fails it.
+ */
+export async function ask<S extends z.ZodType>(
   llm: Llm,
   schema: S,
   task: RoutingTask,
@@ -72,14 +111,15 @@ export function ask<S extends z.ZodType>(
   signal: AbortSignal,
   tier: 'low' | 'high' = 'high',
 ): Promise<z.infer<S>> {
-  return llm.complete({
+  const { answer } = await completeOrLocal(llm, {
     messages: [{ role: 'user', content: taskPrompt(instructions, task) }],
     tier,
     jsonSchema: schema,
     schemaName: task.kind,
     task,
     signal,
-  }) as Promise<z.infer<S>>;
+  });
+  return answer;
 }
 
 export const str = (v: unknown): string => (typeof v === 'string' ? v : '');

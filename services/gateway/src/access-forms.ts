@@ -3,7 +3,8 @@
  * of the protocol that was asked: the gateway's REST error, NLWeb 0.5's Failure, MCP's and A2A's
  * JSON-RPC error, A2A HTTP+JSON's google.rpc.Status.
  */
-import { V05_VERSION } from './v05';
+import { v05Failure } from './v05';
+import type { V05ErrorCode } from './v05';
 
 /** The body form of a refusal. */
 export type Form = 'rest' | 'v05' | 'mcp' | 'a2a-rpc' | 'a2a-rest';
@@ -36,7 +37,7 @@ const REASON: Record<RefusalCode, string> = {
   rate_limited: 'RATE_LIMITED',
   too_many_streams: 'TOO_MANY_STREAMS',
 };
-const V05_CODE: Record<RefusalCode, string> = {
+const V05_CODE: Record<RefusalCode, V05ErrorCode> = {
   unauthorized: 'UNAUTHORIZED',
   rate_limited: 'RATE_LIMITED',
   too_many_streams: 'RATE_LIMITED',
@@ -53,10 +54,7 @@ export function renderRefusal(form: Form, r: Refusal): RenderedRefusal {
     case 'v05':
       return {
         contentType: JSON_TYPE,
-        body: JSON.stringify({
-          _meta: { response_type: 'Failure', version: V05_VERSION },
-          error: { code: V05_CODE[r.code], message: r.message },
-        }),
+        body: JSON.stringify(v05Failure({}, V05_CODE[r.code], r.message)),
       };
     case 'mcp':
       // -32001 as the MCP plugin has always answered a missing token; -32000 for the limits.

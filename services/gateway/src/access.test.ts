@@ -140,8 +140,8 @@ describe('keys on every surface', () => {
         expect(none.json).toMatchObject({ message_type: 'error', code: 'unauthorized', status: 401 });
       } else {
         expect(none.json).toMatchObject({
-          _meta: { response_type: 'Failure', version: '0.5' },
-          error: { code: 'UNAUTHORIZED' },
+          _meta: { version: '0.5', error: { code: 'UNAUTHORIZED' } },
+          content: [{ type: 'text' }],
         });
       }
       const wrong = await call(keyed.base, c, bearer('not-a-valid-key-000'));
@@ -330,7 +330,10 @@ describe('per-client rate limits', () => {
 
     const v05 = await call(limited.base, { method: 'POST', path: '/ask', body: v05Ask }, bearer(ALICE));
     expect(v05.status).toBe(429);
-    expect(v05.json).toMatchObject({ _meta: { response_type: 'Failure' }, error: { code: 'RATE_LIMITED' } });
+    expect(v05.json).toMatchObject({
+      _meta: { error: { code: 'RATE_LIMITED' } },
+      content: [{ type: 'text' }],
+    });
     const mcp = await call(
       limited.base,
       { method: 'POST', path: '/mcp', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } },

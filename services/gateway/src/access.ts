@@ -25,12 +25,14 @@ export interface Target {
 }
 
 const OPEN_PATHS = new Set(['/health', '/ready', '/', '/chat', '/.well-known/agent-card.json']);
+/** NLWeb's conversation API under /chat/ (nlweb-chat/routes.ts): REST surface, not page files. */
+const CHAT_API = /^\/chat\/(ws|sse|my-conversations|conversations\/.*)$/;
 
 /** The surface of a request, or undefined when it is open to anyone. */
 export function targetOf(method: string, url: string): Target | undefined {
   if (method === 'OPTIONS') return undefined; // CORS preflights carry no credentials
   const path = url.split('?', 1)[0]!;
-  if (OPEN_PATHS.has(path) || path.startsWith('/chat/')) return undefined;
+  if (OPEN_PATHS.has(path) || (path.startsWith('/chat/') && !CHAT_API.test(path))) return undefined;
   const under = (prefix: string): boolean => path === prefix || path.startsWith(`${prefix}/`);
   if (under('/mcp')) return { surface: 'mcp', form: 'mcp' };
   if (under('/a2a/rest')) return { surface: 'a2a', form: 'a2a-rest' };

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { Bus } from '@askbus/bus';
 import { testBus, testNats } from '@askbus/bus/testing';
-import { CANCEL_PREFIX } from '@askbus/contracts';
+import { ANONYMOUS_CALLER, CANCEL_PREFIX, cancelSubject } from '@askbus/contracts';
 import { buildGateway } from './index';
 import { parseSse, serveFakeRouter } from './testing';
 import type { FakeRouter } from './testing';
@@ -58,7 +58,9 @@ it('a client that aborts mid-stream cancels the query in the router', async () =
   await expect.poll(() => routerBus.stats.cancelled, { timeout: 3_000 }).toBeGreaterThan(before);
   expect(router.aborted).toContain('q_abort_sse');
   // The query-wide cancel (every service), not only the one call's.
-  await expect.poll(() => cancels, { timeout: 1_000 }).toContain(`${CANCEL_PREFIX}.q_abort_sse`);
+  await expect
+    .poll(() => cancels, { timeout: 1_000 })
+    .toContain(cancelSubject(ANONYMOUS_CALLER, 'q_abort_sse'));
 });
 
 it('a non-streaming client that gives up cancels the query too', async () => {
@@ -74,7 +76,7 @@ it('a non-streaming client that gives up cancels the query too', async () => {
   await expect(pending).rejects.toThrow();
   await expect.poll(() => routerBus.stats.cancelled, { timeout: 3_000 }).toBeGreaterThan(before);
   expect(router.aborted).toContain('q_abort_json');
-  expect(cancels).toContain(`${CANCEL_PREFIX}.q_abort_json`);
+  expect(cancels).toContain(cancelSubject(ANONYMOUS_CALLER, 'q_abort_json'));
 });
 
 it('the gateway still answers after the aborted calls', async () => {

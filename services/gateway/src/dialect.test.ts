@@ -158,7 +158,8 @@ describe('v0.55 structured body', () => {
   });
 
   it('defaults to streaming and names v0.55 fields in errors', () => {
-    expect(parseAsk({ query: {}, body: { query: { text: 'x' } } })).toMatchObject({
+    // A structured body without prefer or meta.version is protocol 0.5 (v05-detect.ts).
+    expect(parseAsk({ query: {}, body: { query: { text: 'x' }, meta: { version: '0.55' } } })).toMatchObject({
       dialect: 'v055',
       streaming: true,
       protocolVersion: '0.55',

@@ -8,13 +8,17 @@ import { z } from 'zod';
 import { AskRequest, SiteName, SubjectToken } from '@askbus/contracts';
 import type { AskFilters } from '@askbus/contracts';
 import { BadRequestError } from './errors';
-import { V05BadRequestError } from './v05';
+import { V05BadRequestError, V05_VERSION } from './v05';
+import { isV05Body, isV05FlatRequest, looksLikeV05Json } from './v05-detect';
+
+export { isV05Body } from './v05-detect';
 
 /**
- * How the answer is rendered: NLWeb's unnamed `data:` events, v0.55 named events, or the
- * protocol 0.5 `{_meta, content}` envelope.
+ * How the answer is rendered: NLWeb's unnamed `data:` events (the message schema of Sept 2025
+ * on, or `nlweb01`: the May–Aug 2025 format its own pages read, see pages/legacy.ts), v0.55
+ * named events, or the protocol 0.5 `{_meta, content}` envelope.
  */
-export type Dialect = 'nlweb' | 'v055' | 'v05';
+export type Dialect = 'nlweb' | 'nlweb01' | 'v055' | 'v05';
 
 /** One /ask call: what to ask the router and how to render its answer. */
 export interface AskCall {
@@ -33,6 +37,8 @@ export interface AskCall {
   /** 0.5 `return_response.lang` and `client_type`, kept for renderers to come. */
   lang?: string;
   clientType?: string;
+  /** nlweb01: the page puts text into innerHTML (NLWeb's Aug 2025 page), so text is escaped. */
+  legacyHtml?: boolean;
 }
 
 /** What an /ask request brings: parsed query string, parsed body, Accept header. */
@@ -213,7 +219,23 @@ const AskParams = z.object({
   tool: textParam('tool', 100),
   response_format: textParam('response_format', 100),
   _protocol_version: textParam('_protocol_version', 20),
+  api_version: textParam('api_version', 20),
+  thread_id: textParam('thread_id', 200),
 });
+
+/**
+ * Parameters only NLWeb's own May–Aug 2025 pages send (streaming.js: `item_to_remember` and
+ * `context_url` on every question; fp-chat-interface.js: `display_mode`). A GET carrying one is
+ * answered in the format those pages read (nlweb01); `api_version=0.1` asks for it explicitly.
+ */
+export const LEGACY_PAGE_PARAMS = ['display_mode', 'item_to_remember', 'context_url'] as const;
+export const LEGACY_API_VERSION = '0.1';
+
+/** The flat dialect a client of the 2025 parameters gets: nlweb01 for NLWeb's 2025 pages. */
+function flatDialect(bag: Bag, apiVersion: string | undefined): 'nlweb' | 'nlweb01' {
+  if (apiVersion !== undefined) return apiVersion.trim() === LEGACY_API_VERSION ? 'nlweb01' : 'nlweb';
+  return LEGACY_PAGE_PARAMS.some((k) => bag[k] !== undefined) ? 'nlweb01' : 'nlweb';
+}
 
 /** AskRequest fields back to the wire names a client knows. */
 const WIRE_NAME: Record<string, string> = {
@@ -234,6 +256,12 @@ const V055_NAME: Record<string, string> = {
   _protocol_version: 'meta.version',
 };
 
+/**
+ * A JSON scalar as the text a query string would carry; anything else is left for the schema to
+ * refuse (String() of `{"toString":1}` throws, and of `{}` is "[object Object]").
+ */
+const scalarText = (v: unknown): unknown => (typeof v === 'boolean' || typeof v === 'number' ? String(v) : v);
+
 /** Flattens a v0.55 structured body as NLWeb's AskAgent does (nlweb.md §1.1). */
 export function flattenV055(body: Bag): Bag {
   const { query, context, prefer, meta, ...rest } = body;
@@ -253,11 +281,11 @@ export function flattenV055(body: Bag): Bag {
   if (site !== undefined) out.site = site;
   if (isRecord(context) && context.prev !== undefined) out.prev = context.prev;
   if (isRecord(prefer)) {
-    if (prefer.streaming !== undefined) out.streaming = String(prefer.streaming);
+    if (prefer.streaming !== undefined) out.streaming = scalarText(prefer.streaming);
     if (prefer.mode !== undefined) out.mode = prefer.mode;
     if (prefer.response_format !== undefined) out.response_format = prefer.response_format;
   }
-  out._protocol_version = isRecord(meta) && meta.version !== undefined ? String(meta.version) : '0.55';
+  out._protocol_version = isRecord(meta) && meta.version !== undefined ? scalarText(meta.version) : '0.55';
   return out;
 }
 
@@ -277,7 +305,10 @@ function bodyBag(body: unknown): Bag | undefined {
       return bodyBag(JSON.parse(text));
     } catch (err) {
       if (err instanceof BadRequestError) throw err;
-      throw new BadRequestError('body', `the request body is not valid JSON: ${(err as Error).message}`);
+      const message = `the request body is not valid JSON: ${(err as Error).message}`;
+      // H5 (protocol 0.5): a 0.5 client's broken body is answered in 0.5 (v05-detect.ts).
+      if (looksLikeV05Json(text)) throw new V05BadRequestError('body', message);
+      throw new BadRequestError('body', message);
     }
   }
   if (!isRecord(body)) throw new BadRequestError('body', 'a JSON body must be an object of /ask parameters');
@@ -293,6 +324,9 @@ export function parseAsk(input: AskInput): AskCall {
   if (body !== undefined && isV05Body(body)) return parseV05(body, input.accept);
   const structured = body !== undefined && isRecord(body.query);
   const bag: Bag = { ...fromQuery, ...(structured ? flattenV055(body) : body) };
+  // H5 (protocol 0.5): `api_version=0.5` and NLWeb_Core's page (v05-detect.ts) get 0.5, errors too.
+  const v05Flat = !structured && isV05FlatRequest(fromQuery, body !== undefined, input.accept);
+  const Bad = v05Flat ? V05BadRequestError : BadRequestError;
 
   const parsed = AskParams.safeParse(bag);
   if (!parsed.success) {
@@ -303,7 +337,7 @@ export function parseAsk(input: AskInput): AskCall {
     const shown = shownValue(given);
     const text = issue?.message ?? `${key} is invalid`;
     const message = text.startsWith(key) ? name + text.slice(key.length) : `${name}: ${text}`;
-    throw new BadRequestError(name, message + shown);
+    throw new Bad(name, message + shown);
   }
   const p = parsed.data;
 
@@ -315,7 +349,8 @@ export function parseAsk(input: AskInput): AskCall {
     site: p.site ?? ['all'],
     prev: p.prev ?? [],
     mode: mode === 'none' ? 'list' : mode,
-    conversationId: p.conversation_id ?? '',
+    // NLWeb's Aug 2025 page names its conversation `thread_id`.
+    conversationId: p.conversation_id ?? p.thread_id ?? '',
     maxResults: p.max_results ?? 10,
     minScore: p.min_score ?? 51,
     ...(p.tool !== undefined ? { tool: p.tool } : {}),
@@ -324,18 +359,20 @@ export function parseAsk(input: AskInput): AskCall {
   if (!request.success) {
     const issue = request.error.issues[0];
     const key = String(issue?.path[0] ?? 'query');
-    throw new BadRequestError(
-      WIRE_NAME[key] ?? key,
-      `${WIRE_NAME[key] ?? key} is invalid: ${issue?.message ?? ''}`,
-    );
+    throw new Bad(WIRE_NAME[key] ?? key, `${WIRE_NAME[key] ?? key} is invalid: ${issue?.message ?? ''}`);
   }
 
   const forced = sseAccepted(input.accept) || ['true', '1', 'yes'].includes(p.stream ?? '');
+  const dialect = structured ? 'v055' : v05Flat ? 'v05' : flatDialect(bag, p.api_version);
   return {
     request: request.data,
     streaming: p.streaming || forced,
-    dialect: structured ? 'v055' : 'nlweb',
+    dialect,
     ...(structured ? { protocolVersion: p._protocol_version ?? '0.55' } : {}),
+    ...(v05Flat ? { protocolVersion: p.api_version ?? V05_VERSION } : {}),
+    ...(dialect === 'nlweb01'
+      ? { protocolVersion: LEGACY_API_VERSION, legacyHtml: bag.display_mode !== undefined }
+      : {}),
     ...(p.response_format !== undefined ? { responseFormat: p.response_format } : {}),
   };
 }
@@ -353,12 +390,7 @@ export function parseForm(text: string): Record<string, string | string[]> {
 // ---------------------------------------------------------------------------------------------
 // NLWeb protocol 0.5 (nlweb-typespec `AskRequest`): query, context, return_response, meta.
 
-/** A 0.5 body: it has `return_response`, or `meta.api_version` 0.5.x (v0.55 has `prefer`, `meta.version`). */
-export function isV05Body(body: Bag): boolean {
-  if (body.return_response !== undefined) return true;
-  const meta = body.meta;
-  return isRecord(meta) && typeof meta.api_version === 'string' && meta.api_version.trim().startsWith('0.5');
-}
+// isV05Body (which bodies are 0.5) lives in v05-detect.ts.
 
 /** `query` keys that are not retrieval filters. */
 const V05_QUERY_KEYS = new Set(['text', 'site']);

@@ -13,6 +13,12 @@ describe('dialect detection', () => {
     expect(isV05Body({ query: { text: 'x' }, meta: { version: '0.55' }, prefer: {} })).toBe(false);
     expect(isV05Body({ query: { text: 'x' }, meta: { api_version: '1.0' } })).toBe(false);
     expect(isV05Body({ query: 'x' })).toBe(false);
+    // The minimal 0.5 request: a structured query and nothing of v0.55's.
+    expect(isV05Body({ query: { text: 'x' } })).toBe(true);
+    expect(
+      isV05Body({ query: { text: 'x' }, context: { prev: ['a'] }, meta: { conversation_id: 'c' } }),
+    ).toBe(true);
+    expect(isV05Body({ query: { text: 'x' }, meta: { version: '0.55' } })).toBe(false);
     expect(body({ query: { text: 'x' }, prefer: { streaming: false }, return_response: {} }).dialect).toBe(
       'v05',
     );
@@ -64,7 +70,7 @@ describe('protocol 0.5 body', () => {
     expect(call.request.filters).toEqual({ type: ['Movie', 'TVSeries'], rating: 4.5, open: true });
   });
 
-  it('raises 0.5 Failures (still BadRequestErrors) naming the field', () => {
+  it('raises 0.5 failures (still BadRequestErrors) naming the field', () => {
     let err: unknown;
     try {
       body({ query: { text: 'x' }, return_response: { mode: 'poetry' } });
@@ -75,8 +81,8 @@ describe('protocol 0.5 body', () => {
     expect(err).toBeInstanceOf(BadRequestError);
     expect((err as V05BadRequestError).parameter).toBe('return_response.mode');
     expect((err as V05BadRequestError).responseBody()).toMatchObject({
-      _meta: { response_type: 'Failure', version: '0.5' },
-      error: { code: 'INVALID_REQUEST', parameter: 'return_response.mode' },
+      _meta: { version: '0.5', error: { code: 'INVALID_REQUEST', parameter: 'return_response.mode' } },
+      content: [{ type: 'text', text: expect.stringContaining('return_response.mode') }],
     });
   });
 });

@@ -277,7 +277,11 @@ describe('v0.55 structured POST', () => {
   });
 
   it('marks complete with _meta.error after a router failure', async () => {
-    const res = await app.inject({ method: 'POST', url: '/ask', payload: { query: { text: 'fail' } } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/ask',
+      payload: { query: { text: 'fail' }, meta: { version: '0.55' } },
+    });
     const events = parseSse(res.body);
     expect(events.map((e) => e.event)).toEqual(['start', 'message', 'complete']);
     expect(events[1]!.data).toMatchObject({ message_type: 'error', code: 'internal', status: 500 });
@@ -328,7 +332,7 @@ describe('bad input is a 400 naming the parameter', () => {
     ],
     [
       'v0.55 body without text',
-      { method: 'POST', url: '/ask', payload: { query: { site: 'movies' } } },
+      { method: 'POST', url: '/ask', payload: { query: { site: 'movies' }, meta: { version: '0.55' } } },
       'query.text',
     ],
     [

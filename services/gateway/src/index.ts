@@ -26,15 +26,29 @@ import { BadRequestError, failureOf } from './errors';
 import type { Failure } from './errors';
 import { pendingHeaders, writer } from './http';
 import { answerV05 } from './ask05';
+import { rememberUnparsableJson, unparsableJsonOf } from './json-body';
+import {
+  BODY_LIMITS,
+  checkFormNesting,
+  isJsonTooDeep,
+  limitJsonNesting,
+  refusedBodyHeadOf,
+  tooLargeMessage,
+} from './body-limits';
+import { clientErrorHandler } from './client-errors';
+import { V05BadRequestError } from './v05';
+import { looksLikeV05Json } from './v05-detect';
 import { whoRoutes } from './who-http';
 import { chatRoutes } from './chat/index';
+import { chatApiRoutes } from './nlweb-chat/routes';
 import { mcpPlugin } from './mcp/index';
 import type { McpOptions } from './mcp/index';
 import { a2aPlugin } from './a2a/index';
 import { REST_PATH } from './a2a/card';
 import { RequestMalformedError, toRestErrorBody } from '@a2a-js/sdk/errors';
 import type { A2aOptions } from './a2a/index';
-import { accessConfig, accessLayer, sendPendingRefusal } from './access';
+import { accessConfig, accessLayer, clientOf, sendPendingRefusal } from './access';
+import { conversationTurns } from './conversations/index';
 import type { AuthOptions } from './access';
 import { JsonCollector, KEEPALIVE, SSE_HEADERS, SseRenderer, errorBody, sseFrame } from './render';
 
@@ -42,7 +56,7 @@ export { parseAsk, parseForm, flattenV055, parseV05, parseWho, isV05Body } from 
 export type { AskCall, AskInput, Dialect, WhoCall } from './dialect';
 export { V05Collector, V05Stream, V05BadRequestError, itemResource, v05Failure } from './v05';
 export type { V05Response, V05FailureBody, V05Meta, Content as V05Content } from './v05';
-export { rankSites, whoScores } from './who';
+export { rankSites } from './who';
 export type { SiteRank, WhoQuery } from './who';
 export { BadRequestError, failureOf, httpStatusOf } from './errors';
 export type { BadRequestBody, Failure } from './errors';
@@ -82,6 +96,10 @@ export interface GatewayOptions {
   mcp?: McpOptions;
   /** A2A at /a2a (JSON-RPC), /a2a/rest (HTTP+JSON) and /.well-known/agent-card.json. */
   a2a?: A2aOptions;
+  /** Largest body of REST /ask, /who and the chat API (bytes), default 1 MiB (body-limits.ts). */
+  maxBodyBytes?: number;
+  /** Deepest nesting of any JSON a client sends, on every surface; default 64 (body-limits.ts). */
+  maxJsonDepth?: number;
 }
 
 const ROUTER = 'the askbus router';
@@ -138,8 +156,14 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
     a2a: opts.a2a?.authToken ?? (process.env.ASKBUS_A2A_TOKEN || undefined),
   });
 
+  const maxBodyBytes = opts.maxBodyBytes ?? BODY_LIMITS.restBytes;
+  const maxJsonDepth = opts.maxJsonDepth ?? BODY_LIMITS.jsonDepth;
   const app = Fastify({
     logger: (opts.logger ?? false) as FastifyServerOptions['logger'],
+    bodyLimit: maxBodyBytes,
+    // A request Node's parser refuses (a control character in a header, a broken request line)
+    // is answered in the error form of the surface it was sent to, not Node's bare 400.
+    clientErrorHandler,
     // A path that is no valid percent-encoding fails before any route (FST_ERR_BAD_URL): the A2A
     // REST binding answers it in its own error form, every other surface in NLWeb's.
     frameworkErrors: (err, req, reply: FastifyReply) => {
@@ -172,14 +196,25 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
     // text/plain 400 "Invalid Preflight Request": every 4xx of the gateway is JSON.
     strictPreflight: false,
   });
-  // Before every route, so that no surface is registered without it.
+  // Before every route, so that no surface is registered without them.
   const accessControl = await accessLayer(app, access);
+  limitJsonNesting(app, maxJsonDepth);
+  const turns = conversationTurns(bus, (err, msg) => app.log.warn({ err }, msg));
 
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
-    done(null, parseForm(String(body)));
+    const form = parseForm(String(body));
+    try {
+      checkFormNesting(form, maxJsonDepth);
+    } catch (err) {
+      done(err as Error, undefined);
+      return;
+    }
+    done(null, form);
   });
   // Anything else (text/plain and friends) arrives as text; the dialect accepts JSON in it.
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+  // H5: a broken JSON body is remembered, so that a 0.5 client's gets a 0.5 failure (below).
+  rememberUnparsableJson(app);
 
   app.setErrorHandler((err: FastifyError | BadRequestError, req, reply) => {
     if (reply.sent || reply.raw.headersSent) return;
@@ -189,12 +224,25 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
     if (status >= 400 && status < 500) {
       const code = 'code' in err ? err.code : '';
       const error =
-        code === 'FST_ERR_CTP_INVALID_JSON_BODY'
-          ? `the request body is not valid JSON (${err.message})`
-          : code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
-            ? 'the request body is empty but its content-type is application/json'
-            : err.message;
-      const body = new BadRequestError(code.startsWith('FST_ERR_CTP') ? 'body' : 'request', error).toBody();
+        status === 413
+          ? tooLargeMessage(maxBodyBytes)
+          : code === 'FST_ERR_CTP_INVALID_JSON_BODY'
+            ? `the request body is not valid JSON (${err.message})`
+            : code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
+              ? 'the request body is empty but its content-type is application/json'
+              : err.message;
+      const field = isJsonTooDeep(err)
+        ? err.parameter
+        : code.startsWith('FST_ERR_CTP') || status === 413
+          ? 'body'
+          : 'request';
+      const broken = unparsableJsonOf(req) ?? refusedBodyHeadOf(req);
+      if (broken !== undefined && req.url.split('?', 1)[0] === '/ask' && looksLikeV05Json(broken)) {
+        return reply
+          .code(status === 413 ? 413 : 400)
+          .send(new V05BadRequestError(field, error).responseBody());
+      }
+      const body = new BadRequestError(field, error).toBody();
       return reply.code(status === 413 ? 413 : 400).send(body);
     }
     req.log.error({ err }, 'request failed');
@@ -252,6 +300,9 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
     };
     raw.on('close', onClose);
     running.add(entry);
+    // A question naming its conversation runs as its next turn (prev from the earlier ones).
+    const turn = await turns.start(clientOf(raw.req) ?? '', call.request);
+    call.request = turn.request;
     try {
       const stream = bus.stream(contracts.ask, call.request, {
         queryId,
@@ -259,7 +310,10 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
         traceparent,
         timeoutMs: askTimeoutMs,
       });
-      for await (const m of stream) await onMessage(m);
+      for await (const m of stream) {
+        turn.add(m);
+        await onMessage(m);
+      }
       return { clientGone };
     } catch (err) {
       if (clientGone) return { clientGone };
@@ -275,6 +329,7 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
       raw.off('close', onClose);
       running.delete(entry);
       settle();
+      void turn.end();
     }
   }
 
@@ -343,6 +398,35 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
     return reply;
   });
 
+  // A site's profile: what askbus learned of its items (properties, kinds, units, ranges, values).
+  app.get('/sites/:name', async (req, reply) => {
+    const name = (req.params as { name?: unknown }).name;
+    if (typeof name !== 'string' || !/^[A-Za-z0-9_.-]{1,100}$/.test(name)) {
+      return reply.code(400).send({
+        message_type: 'error',
+        error: 'a site name is letters, digits, "_", "." or "-"',
+        code: 'bad_request',
+      });
+    }
+    try {
+      const { profiles } = await bus.request(
+        contracts.profile,
+        { site: [name], known: {} },
+        { timeoutMs: SITES_TIMEOUT_MS, traceparent: traceparentOf(req) },
+      );
+      const profile = profiles.find((p) => p.site === name);
+      if (!profile || 'unchanged' in profile) {
+        return reply
+          .code(404)
+          .send({ message_type: 'error', error: `no site "${name}" is loaded`, code: 'not_found' });
+      }
+      return { 'message-type': 'site', site: name, profile };
+    } catch (err) {
+      const f = failureOf(err, RETRIEVER);
+      return reply.code(f.status).send({ message_type: 'error', ...f });
+    }
+  });
+
   const metrics = opts.metrics;
   if (metrics) {
     app.get('/metrics', async (_req, reply) => reply.type(metrics.contentType).send(await metrics.metrics()));
@@ -356,7 +440,7 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
   }));
 
   app.get('/ready', async (_req, reply) => {
-    const checks = { nats: !bus.nc.isClosed() && !bus.nc.isDraining(), retriever: false };
+    const checks = { nats: bus.connected && !bus.nc.isDraining(), retriever: false };
     let error: string | undefined;
     if (checks.nats) {
       try {
@@ -365,7 +449,7 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
       } catch (err) {
         error = failureOf(err, RETRIEVER).error;
       }
-    } else error = 'the NATS connection is closed';
+    } else error = 'the NATS connection is down';
     if (checks.nats && checks.retriever) return { status: 'ready', checks };
     const failing = Object.entries(checks)
       .filter(([, ok]) => !ok)
@@ -375,7 +459,15 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
 
   await app.register(whoRoutes, { bus, traceparentOf, timeoutMs: SITES_TIMEOUT_MS });
   await app.register(chatRoutes, { version });
-  await app.register(mcpPlugin, { ...opts.mcp, access: accessControl, bus, version });
+  await app.register(chatApiRoutes, {
+    bus,
+    access: accessControl,
+    turns,
+    traceparentOf,
+    askTimeoutMs,
+    keepAliveMs,
+  });
+  await app.register(mcpPlugin, { maxJsonDepth, ...opts.mcp, access: accessControl, bus, version });
   await app.register(a2aPlugin, { ...opts.a2a, access: accessControl, bus, version });
 
   return app;

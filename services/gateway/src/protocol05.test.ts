@@ -40,9 +40,8 @@ const ask05 = (query: Body, more: Body = {}) => ({
 const post = (payload: unknown) => app.inject({ method: 'POST', url: '/ask', payload: payload as Body });
 
 interface Envelope {
-  _meta?: Record<string, unknown>;
+  _meta?: Record<string, unknown> & { error?: { code: string; message: string; parameter?: string } };
   content?: { type: string; text?: string; resource?: { uri?: string; data: Record<string, unknown> } }[];
-  error?: { code: string; message: string; parameter?: string };
 }
 const events = (body: string) => parseSse(body).map((e) => e.data as Envelope);
 const texts = (b: Envelope) => (b.content ?? []).filter((c) => c.type === 'text').map((c) => c.text);
@@ -200,7 +199,16 @@ describe('protocol 0.5 answer, non-streaming', () => {
       version: '0.5',
       conversation_id: 'conv-e',
     });
-    expect(q.content).toEqual([{ type: 'text', text: 'Which city are you in?' }]);
+    // The question as text, and as a schema.org Question for pages that show only resources.
+    expect(q.content).toEqual([
+      { type: 'text', text: 'Which city are you in?' },
+      {
+        type: 'resource',
+        resource: {
+          data: { '@type': 'Question', name: 'Which city are you in?', text: 'Which city are you in?' },
+        },
+      },
+    ]);
 
     const next = await post(
       ask05({ text: 'Seattle' }, { context: { prev: ['vague'] }, meta: { conversation_id: 'conv-e' } }),
@@ -211,12 +219,16 @@ describe('protocol 0.5 answer, non-streaming', () => {
     expect(lastCall().req).toMatchObject({ query: 'Seattle', prev: ['vague'], conversationId: 'conv-e' });
   });
 
-  it('a router failure is a Failure with the HTTP status', async () => {
+  it('a router failure is a failure with the HTTP status: _meta.error and the message as text', async () => {
     const res = await post(ask05({ text: 'fail' }, { meta: { request_id: 'req-fail' } }));
     expect(res.statusCode).toBe(500);
     expect(res.json()).toEqual({
-      _meta: { response_type: 'Failure', version: '0.5', request_id: 'req-fail' },
-      error: { code: 'INTERNAL_ERROR', message: 'the fake router broke' },
+      _meta: {
+        version: '0.5',
+        request_id: 'req-fail',
+        error: { code: 'INTERNAL_ERROR', message: 'the fake router broke' },
+      },
+      content: [{ type: 'text', text: 'the fake router broke' }],
     });
   });
 });
@@ -246,18 +258,37 @@ describe('protocol 0.5 answer, streaming', () => {
     });
   });
 
-  it('an Elicitation gets its own _meta before the question', async () => {
+  it('an Elicitation sends one _meta, saying Elicitation, then the question', async () => {
     const ev = events((await post({ query: { text: 'vague' }, return_response: { streaming: true } })).body);
-    expect(ev.map((e) => e._meta?.response_type ?? 'content')).toEqual(['Answer', 'Elicitation', 'content']);
-    expect(ev[2]).toEqual({ content: [{ type: 'text', text: 'Which city are you in?' }] });
+    expect(ev.filter((e) => e._meta).map((e) => e._meta!.response_type)).toEqual(['Elicitation']);
+    expect(ev).toEqual([
+      { _meta: { response_type: 'Elicitation', version: '0.5', request_id: expect.any(String) } },
+      {
+        content: [
+          { type: 'text', text: 'Which city are you in?' },
+          {
+            type: 'resource',
+            resource: {
+              data: { '@type': 'Question', name: 'Which city are you in?', text: 'Which city are you in?' },
+            },
+          },
+        ],
+      },
+    ]);
   });
 
-  it('a router failure after the start is a Failure event, and nothing follows', async () => {
-    const ev = events((await post({ query: { text: 'fail' }, return_response: {} })).body);
-    expect(ev).toHaveLength(2);
-    expect(ev[1]).toMatchObject({
-      _meta: { response_type: 'Failure', version: '0.5' },
-      error: { code: 'INTERNAL_ERROR', message: 'the fake router broke' },
+  it('a router failure before any content is still the HTTP status and a failure body', async () => {
+    // The _meta waits for the first content (to say Answer or Elicitation), so nothing was sent.
+    const res = await post({ query: { text: 'fail' }, return_response: {} });
+    expect(res.statusCode).toBe(500);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.json()).toEqual({
+      _meta: {
+        version: '0.5',
+        request_id: res.headers['x-query-id'],
+        error: { code: 'INTERNAL_ERROR', message: 'the fake router broke' },
+      },
+      content: [{ type: 'text', text: 'the fake router broke' }],
     });
   });
 });
@@ -272,9 +303,13 @@ describe('protocol 0.5 without a router', () => {
         expect(res.statusCode).toBe(503);
         expect(res.headers['content-type']).toMatch(/^application\/json/);
         expect(res.json()).toMatchObject({
-          _meta: { response_type: 'Failure', version: '0.5' },
-          error: { code: 'UNAVAILABLE', message: expect.stringContaining('router is not available') },
+          _meta: {
+            version: '0.5',
+            error: { code: 'UNAVAILABLE', message: expect.stringContaining('router is not available') },
+          },
+          content: [{ type: 'text', text: expect.stringContaining('router is not available') }],
         });
+        expect(res.json<Envelope>()._meta!.response_type).toBeUndefined();
       }
     } finally {
       router = serveFakeRouter(routerBus);
@@ -338,9 +373,9 @@ describe('malformed 0.5 bodies are a 400 Failure naming the field', () => {
     const res = await post(payload);
     expect(res.statusCode).toBe(400);
     const body = res.json<Envelope>();
-    expect(body._meta).toMatchObject({ response_type: 'Failure', version: '0.5' });
-    expect(body.error).toMatchObject({ code: 'INVALID_REQUEST', parameter });
-    expect(body.error!.message).toContain(parameter);
+    expect(body._meta).toMatchObject({ version: '0.5', error: { code: 'INVALID_REQUEST', parameter } });
+    expect(body._meta!.error!.message).toContain(parameter);
+    expect(body.content).toEqual([{ type: 'text', text: body._meta!.error!.message }]);
     expect(router.calls.length).toBe(before);
   });
 

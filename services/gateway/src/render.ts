@@ -1,10 +1,14 @@
 /**
- * Renderers of the router's one Message stream into the REST dialects: NLWeb 2025 SSE,
- * non-streaming JSON, and v0.55 named events. They only format; index.ts does the I/O.
+ * Renderers of the router's one Message stream into the REST dialects: NLWeb 2025 SSE (the
+ * message schema, or the May–Aug format of NLWeb's own pages), non-streaming JSON, and v0.55
+ * named events. They only format; index.ts does the I/O.
  */
 import type { Message, MessageBody, ResultItem } from '@askbus/contracts';
 import type { AskCall } from './dialect';
 import type { Failure } from './errors';
+import { legacyBody, legacyFrames } from './pages/legacy';
+import type { LegacyOptions } from './pages/legacy';
+import { GenerateHold } from './pages/generate-hold';
 
 /** Stamps a gateway-made message body with the NLWeb envelope (createMessageFactory). */
 export type Stamp = (body: MessageBody) => Message;
@@ -46,6 +50,11 @@ export function v055Meta(call: AskCall): V055Meta {
   };
 }
 
+const legacyOptions = (call: AskCall): LegacyOptions => ({
+  queryId: call.request.queryId,
+  html: call.legacyHtml ?? false,
+});
+
 /**
  * Renders a streamed answer frame by frame. It keeps the stream bracketed: a failure before
  * the router's begin message gets a gateway-made begin, and a stream the router left open gets
@@ -55,16 +64,26 @@ export class SseRenderer {
   private began = false;
   private ended = false;
   private index = 0;
+  private readonly hold: GenerateHold;
 
   constructor(
     private readonly call: AskCall,
     private readonly stamp: Stamp,
-  ) {}
+  ) {
+    this.hold = new GenerateHold(call.request.mode);
+  }
 
   render(m: Message): string {
     if (m.message_type === 'begin-nlweb-response') this.began = true;
     if (m.message_type === 'end-nlweb-response') this.ended = true;
     if (this.call.dialect === 'nlweb') return sseFrame(m);
+    if (this.call.dialect === 'nlweb01') {
+      return this.hold
+        .pass(m)
+        .flatMap((x) => legacyFrames(x, legacyOptions(this.call)))
+        .map((f) => sseFrame(f))
+        .join('');
+    }
     if (m.message_type === 'begin-nlweb-response') {
       return sseFrame({ _meta: v055Meta(this.call), streaming: true }, 'start');
     }
@@ -108,6 +127,13 @@ export class JsonCollector {
 
   /** 2025: query_id, conversation_id, results (Legacy-A clients) and messages; v0.55: `_meta` first. */
   body(): Record<string, unknown> {
+    if (this.call.dialect === 'nlweb01') {
+      const hold = new GenerateHold(this.call.request.mode);
+      return legacyBody(
+        this.messages.flatMap((m) => hold.pass(m)),
+        legacyOptions(this.call),
+      );
+    }
     const results = this.messages.flatMap(resultItems);
     if (this.call.dialect === 'v055') return { _meta: v055Meta(this.call), results, messages: this.messages };
     return {

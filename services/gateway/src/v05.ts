@@ -9,11 +9,25 @@ import type { AskCall } from './dialect';
 import { BadRequestError, httpStatusOf } from './errors';
 import type { Failure } from './errors';
 import { sseFrame } from './render';
+import { toolContent } from './v05-tools';
+import type { ResourceContent } from './v05-tools';
 
 /** The protocol version the gateway answers in. */
 export const V05_VERSION = '0.5';
 
-export type V05ResponseType = 'Answer' | 'Elicitation' | 'Promise' | 'Failure';
+/** The spec's response types (AskResponseMeta.response_type): a failure is none of them. */
+export type V05ResponseType = 'Answer' | 'Elicitation' | 'Promise';
+
+/**
+ * A failure as askbus reports it inside `_meta` (the spec's extension point: AskResponseMeta
+ * and WhoResponseMeta allow "any additional protocol-specific fields").
+ */
+export interface V05Error {
+  code: V05ErrorCode;
+  message: string;
+  /** The request field at fault, for a bad request. */
+  parameter?: string;
+}
 
 /** `_meta` of a 0.5 response (AskResponseMeta; WhoResponseMeta has no response_type). */
 export interface V05Meta {
@@ -21,6 +35,7 @@ export interface V05Meta {
   version: string;
   conversation_id?: string;
   request_id?: string;
+  error?: V05Error;
   [extra: string]: unknown;
 }
 
@@ -29,15 +44,7 @@ export interface TextContent {
   text: string;
 }
 
-export interface ResourceContent {
-  type: 'resource';
-  resource: {
-    uri?: string;
-    mimeType?: string;
-    text?: string;
-    data: Record<string, unknown> | Record<string, unknown>[];
-  };
-}
+export type { ResourceContent };
 
 export type Content = TextContent | ResourceContent;
 
@@ -46,12 +53,30 @@ export interface V05Response {
   content: Content[];
 }
 
-/** Error codes of 0.5 failures: the protocol's INVALID_REQUEST and INTERNAL_ERROR, and a few more. */
-export type V05ErrorCode = 'INVALID_REQUEST' | 'NOT_FOUND' | 'UNAVAILABLE' | 'TIMEOUT' | 'INTERNAL_ERROR';
+/**
+ * Error codes of 0.5 failures: INVALID_REQUEST and INTERNAL_ERROR (NLWeb's ask agent uses
+ * them), and a few more.
+ */
+export type V05ErrorCode =
+  | 'INVALID_REQUEST'
+  | 'NOT_FOUND'
+  | 'UNAVAILABLE'
+  | 'TIMEOUT'
+  | 'INTERNAL_ERROR'
+  | 'UNAUTHORIZED'
+  | 'RATE_LIMITED';
 
+/**
+ * A failure in protocol 0.5. The spec has no failure type: every answer is an AskResponse (or
+ * WhoResponse) whose `content` holds at least one text item, and `_meta.response_type` is one of
+ * Answer, Elicitation, Promise or absent. So a failure is a response with no response_type, the
+ * error in `_meta.error` (as NLWeb_Core, the reference server, puts its errors in `_meta`) and
+ * its message as the text item; the HTTP status says it failed (a streamed failure: 200, then
+ * this event).
+ */
 export interface V05FailureBody {
-  _meta: V05Meta & { response_type: 'Failure' };
-  error: { code: V05ErrorCode; message: string; parameter?: string };
+  _meta: V05Meta & { error: V05Error };
+  content: [TextContent];
 }
 
 /** Who a response is for: the ids `_meta` echoes. */
@@ -94,10 +119,22 @@ export function v05Failure(
   message: string,
   parameter?: string,
 ): V05FailureBody {
-  return {
-    _meta: v05Meta(ids, 'Failure') as V05Meta & { response_type: 'Failure' },
-    error: { code, message, ...(parameter !== undefined ? { parameter } : {}) },
-  };
+  const error: V05Error = { code, message, ...(parameter !== undefined ? { parameter } : {}) };
+  return { _meta: { ...v05Meta(ids), error }, content: [{ type: 'text', text: message }] };
+}
+
+/** Whether a body is a 0.5 failure (askbus's form: `_meta.error` and the text item). */
+export function isV05Failure(body: unknown): body is V05FailureBody {
+  if (typeof body !== 'object' || body === null) return false;
+  const meta = (body as { _meta?: unknown })._meta;
+  if (typeof meta !== 'object' || meta === null) return false;
+  const error = (meta as { error?: unknown }).error;
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    typeof (error as { code?: unknown }).code === 'string' &&
+    typeof (error as { message?: unknown }).message === 'string'
+  );
 }
 
 /** A bad 0.5 request: a 400 whose body is the protocol's Failure naming the field at fault. */
@@ -139,13 +176,33 @@ export function typeFilter(call: AskCall): (item: ResultItem) => boolean {
   };
 }
 
+/** The first URL of a schema.org `image` (a URL, an ImageObject, or a list of them). */
+function imageUrl(v: unknown): string | undefined {
+  if (typeof v === 'string') return v;
+  if (Array.isArray(v)) {
+    for (const x of v) {
+      const u = imageUrl(x);
+      if (u) return u;
+    }
+    return undefined;
+  }
+  if (typeof v === 'object' && v !== null) {
+    const o = v as Record<string, unknown>;
+    return imageUrl(o.url ?? o.contentUrl);
+  }
+  return undefined;
+}
+
 /**
  * A ranked item as a resource: `data` is its schema.org object (kept whole), with the item's url
  * and name when the object lacks them, plus the ranking: `score`, `site` and the ranker's
- * `relevance` text. `uri` is the item's url.
+ * `relevance` text. `uri` is the item's url. An `image` given as an ImageObject or a list
+ * becomes its first URL (still valid schema.org), since 0.5 clients (NLWeb_Core's page) put
+ * `image` into an <img src>.
  */
 export function itemResource(item: ResultItem): ResourceContent {
-  const schema = item.schema_object;
+  const { image: given, ...schema } = item.schema_object;
+  const image = imageUrl(given);
   return {
     type: 'resource',
     resource: {
@@ -155,6 +212,7 @@ export function itemResource(item: ResultItem): ResourceContent {
         '@type': schema['@type'] ?? 'Thing',
         url: schema.url ?? item.url,
         name: schema.name ?? item.name,
+        ...(image ? { image } : {}),
         score: item.score,
         site: item.site,
         relevance: item.description,
@@ -165,15 +223,6 @@ export function itemResource(item: ResultItem): ResourceContent {
 
 const text = (t: string): TextContent => ({ type: 'text', text: t });
 
-const ENVELOPE = new Set(['message_id', 'sender_type', 'timestamp', 'conversation_id']);
-
-/** A tool's answer (details, comparison, ensemble, map) as a resource: its payload, typed by message_type. */
-function toolResource(m: Message): ResourceContent {
-  const data: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(m)) if (!ENVELOPE.has(k)) data[k] = v;
-  return { type: 'resource', resource: { data } };
-}
-
 /** What one router message adds to a 0.5 answer. */
 interface Step {
   content: Content[];
@@ -183,7 +232,7 @@ interface Step {
 
 /**
  * The state of one 0.5 answer: which items were sent, whether a text item was, what to say when
- * the router sent no summary. Shared by the streaming and the collecting renderer.
+ * the router sent no words. Shared by the streaming and the collecting renderer.
  */
 class Answer {
   private readonly seen = new Set<string>();
@@ -215,6 +264,11 @@ class Answer {
   }
 
   step(m: Message): Step {
+    const tool = toolContent(m);
+    if (tool) {
+      this.results += tool.resources.length;
+      return { content: [...tool.texts.flatMap((t) => this.text(t)), ...tool.resources] };
+    }
     switch (m.message_type) {
       case 'result':
         if (Array.isArray(m.content)) return { content: this.resources(m.content) };
@@ -225,19 +279,24 @@ class Answer {
       case 'site_is_irrelevant_to_query':
         return { content: this.text(m.content) };
       case 'ask_user':
-        return { content: this.text(m.content), elicitation: m.content };
+        // The question as text, and as a schema.org Question: pages that show only resources
+        // (NLWeb_Core's) show it too.
+        return {
+          content: [
+            ...this.text(m.content),
+            {
+              type: 'resource',
+              resource: { data: { '@type': 'Question', name: m.content, text: m.content } },
+            },
+          ],
+          elicitation: m.content,
+        };
       case 'error': {
         const known = ErrorCode.safeParse(m.code);
         const code: ErrorCode = known.success ? known.data : 'internal';
         const status = typeof m.status === 'number' && m.status >= 400 ? m.status : httpStatusOf(code);
         return { content: [], failure: { code, status, error: m.error } };
       }
-      case 'item_details':
-      case 'compare_items':
-      case 'ensemble_result':
-      case 'substitution_suggestions':
-      case 'results_map':
-        return { content: [toolResource(m)] };
       default:
         // Progress (intermediate_message, status, chunks, decontextualized_query, …) has no place in 0.5.
         return { content: [] };
@@ -249,9 +308,10 @@ class Answer {
     this.texts++;
     const q = this.call.request.query;
     if (this.results === 0) return text(`No results were found for "${q}".`);
+    if (this.names.length === 0) return text(`Found ${this.results} for "${q}".`);
     const shown = this.names.slice(0, 3).join('; ');
     const more = this.names.length > 3 ? ` and ${this.names.length - 3} more` : '';
-    const n = `${this.results} result${this.results === 1 ? '' : 's'}`;
+    const n = `${this.names.length} result${this.names.length === 1 ? '' : 's'}`;
     return text(`Found ${n} for "${q}": ${shown}${more}.`);
   }
 }
@@ -261,10 +321,13 @@ function failureBody(ids: V05Ids, f: Failure): V05FailureBody {
 }
 
 /**
- * Renders a streamed 0.5 answer: a `{_meta}` event when the router begins, then
- * `{content: [...]}` events as results pass the ranker (the first result is not held back), a
- * new `{_meta}` with response_type Elicitation before the router's question, a text item
- * composed from the results at the end when the router sent none, and Failure events.
+ * Renders a streamed 0.5 answer as NLWeb_Core streams one: one `{_meta}` event, then
+ * `{content: [...]}` events as results pass the ranker. The `_meta` goes out with the first
+ * thing the router has to say, so that its response_type is known: Elicitation when that is
+ * the router's question (the question is then the text item), else Answer (a question after
+ * results is only a text item: the answer's type was already said). At the end a text item
+ * composed from the results when the router sent none. A failure is one event: a `_meta` with
+ * `error` (and NLWeb_Core's `nlweb/streaming_status: "error"`) and the message as text.
  */
 export class V05Stream {
   private readonly answer: Answer;
@@ -279,21 +342,22 @@ export class V05Stream {
 
   render(m: Message): string {
     if (this.done) return '';
-    let out = this.begin();
-    if (m.message_type === 'begin-nlweb-response') return out;
-    if (m.message_type === 'end-nlweb-response') return out + this.finish();
+    if (m.message_type === 'begin-nlweb-response') return '';
+    if (m.message_type === 'end-nlweb-response') return this.finish();
     const step = this.answer.step(m);
-    if (step.failure) return out + this.fail(step.failure);
-    if (step.elicitation !== undefined) out += sseFrame({ _meta: v05Meta(this.ids, 'Elicitation') });
-    if (step.content.length) out += sseFrame({ content: step.content });
-    return out;
+    if (step.failure) return this.fail(step.failure);
+    if (step.content.length === 0) return '';
+    return (
+      this.begin(step.elicitation !== undefined ? 'Elicitation' : 'Answer') +
+      sseFrame({ content: step.content })
+    );
   }
 
   /** Ends the answer: a composed text item when it has none yet. */
   finish(): string {
     if (this.done) return '';
     const out =
-      this.begin() + (this.answer.texts === 0 ? sseFrame({ content: [this.answer.composed()] }) : '');
+      this.answer.texts === 0 ? this.begin('Answer') + sseFrame({ content: [this.answer.composed()] }) : '';
     this.done = true;
     return out;
   }
@@ -303,13 +367,14 @@ export class V05Stream {
     if (this.done) return '';
     this.began = true;
     this.done = true;
-    return sseFrame(failureBody(this.ids, f));
+    const body = failureBody(this.ids, f);
+    return sseFrame({ ...body, _meta: { ...body._meta, 'nlweb/streaming_status': 'error' } });
   }
 
-  private begin(): string {
+  private begin(type: V05ResponseType): string {
     if (this.began) return '';
     this.began = true;
-    return sseFrame({ _meta: v05Meta(this.ids, 'Answer') });
+    return sseFrame({ _meta: v05Meta(this.ids, type) });
   }
 }
 
@@ -320,6 +385,7 @@ export class V05Collector {
   private readonly content: Content[] = [];
   private readonly texts: Content[] = [];
   private elicitation?: string;
+  private sawContent = false;
   private failure?: Failure;
 
   constructor(call: AskCall) {
@@ -331,7 +397,9 @@ export class V05Collector {
     if (this.failure) return;
     const step = this.answer.step(m);
     if (step.failure) this.failure = step.failure;
-    if (step.elicitation !== undefined && this.elicitation === undefined) this.elicitation = step.elicitation;
+    // As in a stream: the router's question makes an Elicitation only when it comes first.
+    if (step.elicitation !== undefined && !this.sawContent) this.elicitation = step.elicitation;
+    if (step.content.length) this.sawContent = true;
     for (const c of step.content) (c.type === 'text' ? this.texts : this.content).push(c);
   }
 

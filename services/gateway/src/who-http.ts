@@ -14,7 +14,7 @@ import { pendingHeaders } from './http';
 import { SSE_HEADERS, sseFrame } from './render';
 import { V05_VERSION, v05ErrorCode, v05Failure, v05Meta } from './v05';
 import type { Content, V05Response } from './v05';
-import { rankSites, whoScores } from './who';
+import { rankSites } from './who';
 import type { SiteRank } from './who';
 
 export interface WhoRouteOptions {
@@ -27,11 +27,6 @@ export interface WhoRouteOptions {
 
 const RETRIEVER = 'the askbus retriever';
 
-/** A ranked site with the score the answer shows. */
-interface Scored extends SiteRank {
-  score: number;
-}
-
 /** NLWeb 2025 who result item: where to ask the site, and why it was chosen. */
 export interface WhoItem {
   '@type': string;
@@ -40,30 +35,26 @@ export interface WhoItem {
   score: number;
   description: string;
   query: string;
+  matches: number;
   hits: number;
-  top_score: number;
   item_count: number;
   types: string[];
+  best: SiteRank['best'];
 }
 
-const round = (x: number): number => Number(x.toFixed(3));
-
-function describe(s: Scored, query: string): string {
+function describe(s: SiteRank, query: string): string {
   const types = s.types.length ? `; types: ${s.types.join(', ')}` : '';
-  return (
-    `${s.name}: ${s.hits} of its ${s.item_count} items match "${query}" ` +
-    `(best retrieval score ${round(s.top_score)})${types}`
-  );
+  return `${s.name}: ${s.matches} of ${s.hits} items found match "${query}", best ${s.best.name} (${s.best.score})${types}`;
 }
 
-function whoText(call: WhoCall, sites: readonly Scored[]): string {
-  if (sites.length === 0) return `No loaded site has items matching "${call.query}".`;
-  const list = sites.map((s) => `${s.name} (score ${s.score}, ${s.hits} matching items)`).join(', ');
+function whoText(call: WhoCall, sites: readonly SiteRank[]): string {
+  if (sites.length === 0) return `No loaded site can answer "${call.query}".`;
+  const list = sites.map((s) => `${s.name} (score ${s.score}, ${s.matches} matching items)`).join(', ');
   const n = `${sites.length} site${sites.length === 1 ? '' : 's'}`;
   return `${n} can answer "${call.query}", best first: ${list}.`;
 }
 
-export function whoItem(s: Scored, call: WhoCall, base: string): WhoItem {
+export function whoItem(s: SiteRank, call: WhoCall, base: string): WhoItem {
   const q = encodeURIComponent(call.query);
   return {
     '@type': 'Website',
@@ -72,15 +63,16 @@ export function whoItem(s: Scored, call: WhoCall, base: string): WhoItem {
     score: s.score,
     description: describe(s, call.query),
     query: call.query,
+    matches: s.matches,
     hits: s.hits,
-    top_score: s.top_score,
     item_count: s.item_count,
     types: s.types,
+    best: s.best,
   };
 }
 
 /** A site as a 0.5 `Agent` resource: an NLWeb search agent at this gateway's /ask. */
-export function agentContent(s: Scored, call: WhoCall, base: string): Content {
+export function agentContent(s: SiteRank, call: WhoCall, base: string): Content {
   const url = `${base}/ask`;
   return {
     type: 'resource',
@@ -97,8 +89,9 @@ export function agentContent(s: Scored, call: WhoCall, base: string): Content {
           site: s.name,
           types: s.types,
           score: s.score,
+          matches: s.matches,
           hits: s.hits,
-          top_score: s.top_score,
+          best: s.best,
           item_count: s.item_count,
           /** The AskRequest to send this agent. */
           request: { query: { text: call.query, site: [s.name] } },
@@ -108,15 +101,16 @@ export function agentContent(s: Scored, call: WhoCall, base: string): Content {
   };
 }
 
-function v05Body(call: WhoCall, sites: readonly Scored[], base: string): V05Response {
+function v05Body(call: WhoCall, sites: readonly SiteRank[], base: string): V05Response {
   return {
-    _meta: v05Meta({ conversation_id: call.conversationId }, 'Answer'),
+    // WhoResponseMeta has no response_type.
+    _meta: v05Meta({ conversation_id: call.conversationId }),
     content: [{ type: 'text', text: whoText(call, sites) }, ...sites.map((s) => agentContent(s, call, base))],
   };
 }
 
 /** The 2025 messages of a who answer: begin, the result items (or no_results), end. */
-function nlwebMessages(call: WhoCall, sites: readonly Scored[], base: string): Record<string, unknown>[] {
+function nlwebMessages(call: WhoCall, sites: readonly SiteRank[], base: string): Record<string, unknown>[] {
   const stamp = createMessageFactory(call.conversationId, 'who');
   const begin = stamp({ message_type: 'begin-nlweb-response', query: call.query });
   const middle: Record<string, unknown> = sites.length
@@ -159,8 +153,7 @@ export async function whoRoutes(app: FastifyInstance, opts: WhoRouteOptions): Pr
     } finally {
       reply.raw.off('close', onClose);
     }
-    const scores = whoScores(ranked);
-    const sites: Scored[] = ranked.map((s, i) => ({ ...s, score: scores[i] ?? 0 }));
+    const sites = ranked;
     const base = baseOf(req);
 
     if (!call.streaming) {

@@ -3,17 +3,65 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import type { Bus } from '@askbus/bus';
 import { testBus, testNats } from '@askbus/bus/testing';
 import { buildGateway } from './index';
-import { parseSse, serveFakeRetriever, serveFakeSearch } from './testing';
-import type { FakeSearch, Subscription } from './testing';
-import { matchingTypes, whoScores } from './who';
-import type { SiteRank } from './who';
+import { contracts } from '@askbus/contracts';
+import type { RetrievedItem } from '@askbus/contracts';
+import { rankWhoSites } from '@askbus/search-core';
+import { parseSse, serveFakeRetriever } from './testing';
+import type { Subscription } from './testing';
+import { matchingTypes } from './who';
+import { violations, whoStreamViolations } from './spec/nlweb05';
 
-// /who in both forms against a real NATS with the fake retriever (sites and search).
+// /who in both forms against a real NATS with the fake retriever (sites) and a small catalogue
+// searched as a vector index is: every item of a site comes back for any query (gibberish too),
+// so what ranks the sites is how well their items match, not whether anything was found.
+const CATALOGUE: Record<string, RetrievedItem[]> = {
+  movies: [
+    ['Blade Runner', 'Science Fiction', 'a science fiction film about replicants'],
+    ['Alien', 'Science Fiction', 'a science fiction horror film in space'],
+    ['Pale Rider', 'Western', 'a western film with Clint Eastwood'],
+  ].map(([name, genre, description], i) => ({
+    url: `https://movies.example/item/${i}`,
+    name: name!,
+    site: 'movies',
+    '@type': 'Movie',
+    schema_object: { '@type': 'Movie', name, genre, description },
+    retrievalScore: 0.9 - i / 10,
+  })),
+  cars: [
+    ['Ford Mustang', 'a fast sports car with a V8 engine'],
+    ['Honda Civic', 'a fuel efficient compact car'],
+  ].map(([name, description], i) => ({
+    url: `https://cars.example/item/${i}`,
+    name: name!,
+    site: 'cars',
+    '@type': 'Car',
+    schema_object: { '@type': 'Car', name, description },
+    retrievalScore: 0.8 - i / 10,
+  })),
+};
+
+interface SearchCall {
+  query: string;
+  site: string[];
+  numResults: number;
+  types?: string[] | undefined;
+}
+
+function serveCatalogue(bus: Bus): { calls: SearchCall[]; sub: Subscription } {
+  const calls: SearchCall[] = [];
+  const sub = bus.serve(contracts.search, async (req) => {
+    calls.push({ query: req.query, site: req.site, numResults: req.numResults, types: req.types });
+    let items = req.site.flatMap((s) => CATALOGUE[s] ?? []).slice(0, req.numResults);
+    if (req.types) items = items.filter((i) => req.types!.includes(i['@type']));
+    return { items };
+  });
+  return { calls, sub };
+}
 let nats: Awaited<ReturnType<typeof testNats>>;
 let retrieverBus: Bus;
 let gatewayBus: Bus;
 let sites: Subscription;
-let search: FakeSearch;
+let search: ReturnType<typeof serveCatalogue>;
 let app: FastifyInstance;
 
 beforeAll(async () => {
@@ -23,7 +71,7 @@ beforeAll(async () => {
     testBus(nats.url, 'gateway'),
   ]);
   sites = serveFakeRetriever(retrieverBus);
-  search = serveFakeSearch(retrieverBus);
+  search = serveCatalogue(retrieverBus);
   await retrieverBus.nc.flush();
   app = await buildGateway(gatewayBus, { keepAliveMs: 5_000 });
 });
@@ -44,28 +92,54 @@ interface Who2025 {
   hits: number;
 }
 
+interface Who2025 {
+  '@type': string;
+  url: string;
+  name: string;
+  score: number;
+  description: string;
+  query: string;
+  matches: number;
+  hits: number;
+  best: { name: string; url: string; score: number };
+}
+
+const GIBBERISH = 'qxzvj blorft wumpkin';
+
+/** What search-core's scorer makes of the cars for a query (its exact numbers are its own). */
+const carsRank = (query: string) => {
+  const ranked = rankWhoSites(query, [
+    { name: 'cars', itemCount: 2, types: ['Car'], items: CATALOGUE.cars! },
+  ]);
+  if (!ranked[0]) throw new Error(`no car matches "${query}"`);
+  return ranked[0];
+};
+
 describe('GET /who (2025 parameters)', () => {
-  it('answers JSON by default: NLWeb who items ranked by the retriever hits per site', async () => {
+  it('answers JSON by default: NLWeb who items, scored by how well the sites match', async () => {
     const res = await app.inject({ url: '/who?query=fast%20cars' });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.headers['access-control-allow-origin']).toBe('*');
     const body = res.json<{ query: string; results: Who2025[]; messages: { message_type: string }[] }>();
     expect(body.query).toBe('fast cars');
-    expect(body.results.map((r) => r.name)).toEqual(['cars', 'movies']);
+    // Movies were found too (every search finds something) but match nothing of "fast cars".
+    expect(body.results.map((r) => r.name)).toEqual(['cars']);
+    const { score } = carsRank('fast cars');
+    expect(score).toBeGreaterThanOrEqual(60);
     expect(body.results[0]).toEqual({
       '@type': 'Website',
       url: 'http://localhost:80/?site=cars&query=fast%20cars&tool=search',
       name: 'cars',
-      score: 100,
-      description: 'cars: 2 of its 2 items match "fast cars" (best retrieval score 0.9); types: Car',
+      score,
+      description: `cars: 1 of 2 items found match "fast cars", best Ford Mustang (${score}); types: Car`,
       query: 'fast cars',
+      matches: 1,
       hits: 2,
-      top_score: 0.9,
       item_count: 2,
       types: ['Car'],
+      best: { name: 'Ford Mustang', url: 'https://cars.example/item/0', score },
     });
-    expect(body.results[1]).toMatchObject({ name: 'movies', hits: 1, top_score: 0.3, score: 42 });
     expect(body.messages.map((m) => m.message_type)).toEqual([
       'begin-nlweb-response',
       'result',
@@ -80,10 +154,21 @@ describe('GET /who (2025 parameters)', () => {
     );
   });
 
+  it('judges a "which site can …" question on its subject', async () => {
+    const body = (
+      await app.inject({ url: '/who?query=which+site+can+tell+me+about+science+fiction+films' })
+    ).json<{
+      results: Who2025[];
+    }>();
+    expect(body.results.map((r) => [r.name, r.matches])).toEqual([['movies', 2]]);
+    expect(body.results[0]!.score).toBeGreaterThanOrEqual(60);
+    expect(search.calls.at(-1)!.query).toBe('science fiction films');
+  });
+
   it('streams begin, result, end as data: events with streaming=true (or Accept)', async () => {
     for (const opts of [
-      { url: '/who?query=films&streaming=true' },
-      { url: '/who?query=films', headers: { accept: 'text/event-stream' } },
+      { url: '/who?query=science%20fiction&streaming=true' },
+      { url: '/who?query=science%20fiction', headers: { accept: 'text/event-stream' } },
     ]) {
       const res = await app.inject(opts);
       expect(res.headers['content-type']).toBe('text/event-stream');
@@ -94,19 +179,26 @@ describe('GET /who (2025 parameters)', () => {
         'result',
         'end-nlweb-response',
       ]);
-      expect(events[1]!.content!.map((r) => [r.name, r.score, r.hits])).toEqual([['movies', 100, 3]]);
+      const [movies] = rankWhoSites('science fiction', [
+        { name: 'movies', itemCount: 3, types: ['Movie'], items: CATALOGUE.movies! },
+      ]);
+      expect(events[1]!.content!.map((r) => [r.name, r.score, r.matches, r.hits])).toEqual([
+        ['movies', movies!.score, 2, 3],
+      ]);
     }
   });
 
-  it('no matching site: no results and a no_results message', async () => {
-    const body = (await app.inject({ url: '/who?query=nothing' })).json<{
+  it('gibberish names no site, though every site returned items for it', async () => {
+    const before = search.calls.length;
+    const body = (await app.inject({ url: `/who?query=${encodeURIComponent(GIBBERISH)}` })).json<{
       results: unknown[];
       messages: { message_type: string; content?: unknown }[];
     }>();
+    expect(search.calls.length - before).toBe(2);
     expect(body.results).toEqual([]);
     expect(body.messages[1]).toMatchObject({
       message_type: 'no_results',
-      content: 'No loaded site has items matching "nothing".',
+      content: `No loaded site can answer "${GIBBERISH}".`,
     });
   });
 
@@ -133,48 +225,49 @@ describe('POST /who (protocol 0.5 WhoRequest)', () => {
     const res = await app.inject({
       method: 'POST',
       url: '/who',
-      payload: { query: 'fast cars', streaming: false, conversation_id: 'cw' },
+      payload: { query: 'fuel efficient cars', streaming: false, conversation_id: 'cw' },
     });
     expect(res.statusCode).toBe(200);
     const body = res.json<WhoResponse>();
-    expect(body._meta).toEqual({ response_type: 'Answer', version: '0.5', conversation_id: 'cw' });
+    expect(violations('WhoResponse', body)).toEqual([]);
+    expect(body._meta).toEqual({ version: '0.5', conversation_id: 'cw' });
+    const { score } = carsRank('fuel efficient cars');
     expect(body.content[0]).toEqual({
       type: 'text',
-      text: '2 sites can answer "fast cars", best first: cars (score 100, 2 matching items), movies (score 42, 1 matching items).',
+      text: `1 site can answer "fuel efficient cars", best first: cars (score ${score}, 1 matching items).`,
     });
     const agents = body.content.slice(1);
-    expect(agents.every((c) => c.type === 'resource' && c.resource!.data['@type'] === 'Search Agent')).toBe(
-      true,
-    );
+    expect(agents.map((a) => violations('Agent', a.resource!.data))).toEqual([[]]);
     expect(agents[0]!.resource).toEqual({
       uri: 'http://localhost:80/ask',
       data: {
         '@type': 'Search Agent',
         agentSpec: {
           name: 'cars',
-          description: 'cars: 2 of its 2 items match "fast cars" (best retrieval score 0.9); types: Car',
+          description: `cars: 1 of 2 items found match "fuel efficient cars", best Honda Civic (${score}); types: Car`,
           url: 'http://localhost:80/ask',
           protocol: 'NLWeb',
           version: '0.5',
           site: 'cars',
           types: ['Car'],
-          score: 100,
+          score,
+          matches: 1,
           hits: 2,
-          top_score: 0.9,
+          best: { name: 'Honda Civic', url: 'https://cars.example/item/1', score },
           item_count: 2,
-          request: { query: { text: 'fast cars', site: ['cars'] } },
+          request: { query: { text: 'fuel efficient cars', site: ['cars'] } },
         },
       },
     });
-    expect(agents[1]!.resource!.data.agentSpec).toMatchObject({ name: 'movies', score: 42, hits: 1 });
   });
 
   it('streams by default: a _meta event, then the content', async () => {
-    const res = await app.inject({ method: 'POST', url: '/who', payload: { query: 'films' } });
+    const res = await app.inject({ method: 'POST', url: '/who', payload: { query: 'science fiction' } });
     expect(res.headers['content-type']).toBe('text/event-stream');
     const events = parseSse(res.body).map((e) => e.data as Partial<WhoResponse>);
+    expect(whoStreamViolations(events)).toEqual([]);
     expect(events).toHaveLength(2);
-    expect(events[0]).toEqual({ _meta: { response_type: 'Answer', version: '0.5' } });
+    expect(events[0]).toEqual({ _meta: { version: '0.5' } });
     expect(events[1]!.content!.map((c) => c.type)).toEqual(['text', 'resource']);
   });
 
@@ -183,20 +276,25 @@ describe('POST /who (protocol 0.5 WhoRequest)', () => {
     const res = await app.inject({
       method: 'POST',
       url: '/who',
-      payload: { query: 'fast cars', streaming: false, constr: { type: 'movie', colour: 'red' } },
+      payload: {
+        query: 'a western with clint eastwood',
+        streaming: false,
+        constr: { type: 'movie', colour: 'red' },
+      },
     });
     const body = res.json<WhoResponse>();
     expect(body.content.slice(1).map((c) => c.resource!.data.agentSpec.name)).toEqual(['movies']);
     expect(search.calls.slice(before)).toEqual([
-      { query: 'fast cars', site: ['movies'], numResults: 20, types: ['Movie'] },
+      { query: 'a western with clint eastwood', site: ['movies'], numResults: 20, types: ['Movie'] },
     ]);
   });
 
-  it('no site can answer: the text says so', async () => {
+  it('no site can answer gibberish: the text says so, and the answer is still a WhoResponse', async () => {
     const body = (
-      await app.inject({ method: 'POST', url: '/who', payload: { query: 'nothing', streaming: false } })
+      await app.inject({ method: 'POST', url: '/who', payload: { query: GIBBERISH, streaming: false } })
     ).json<WhoResponse>();
-    expect(body.content).toEqual([{ type: 'text', text: 'No loaded site has items matching "nothing".' }]);
+    expect(body.content).toEqual([{ type: 'text', text: `No loaded site can answer "${GIBBERISH}".` }]);
+    expect(violations('WhoResponse', body)).toEqual([]);
   });
 
   const bad: [string, { payload: unknown; headers?: Record<string, string> }, string][] = [
@@ -211,14 +309,19 @@ describe('POST /who (protocol 0.5 WhoRequest)', () => {
     ['no body', { payload: '', headers: { 'content-type': 'text/plain' } }, 'body'],
     ['invalid JSON', { payload: '{"query": ', headers: { 'content-type': 'application/json' } }, 'body'],
   ];
-  it.each(bad)('malformed (%s) is a 400 Failure naming the field', async (_n, opts, parameter) => {
-    const res = await app.inject({ method: 'POST', url: '/who', ...opts } as InjectOptions);
-    expect(res.statusCode).toBe(400);
-    expect(res.json()).toMatchObject({
-      _meta: { response_type: 'Failure', version: '0.5' },
-      error: { code: 'INVALID_REQUEST', parameter },
-    });
-  });
+  it.each(bad)(
+    'malformed (%s) is a 400 WhoResponse failure naming the field',
+    async (_n, opts, parameter) => {
+      const res = await app.inject({ method: 'POST', url: '/who', ...opts } as InjectOptions);
+      expect(res.statusCode).toBe(400);
+      const body = res.json<WhoResponse>();
+      expect(body).toMatchObject({
+        _meta: { version: '0.5', error: { code: 'INVALID_REQUEST', parameter } },
+        content: [{ type: 'text' }],
+      });
+      expect(violations('WhoResponse', body)).toEqual([]);
+    },
+  );
 });
 
 describe('/who without a retriever', () => {
@@ -232,9 +335,12 @@ describe('/who without a retriever', () => {
       const post = await app.inject({ method: 'POST', url: '/who', payload: { query: 'films' } });
       expect(post.statusCode).toBe(503);
       expect(post.json()).toMatchObject({
-        _meta: { response_type: 'Failure', version: '0.5' },
-        error: { code: 'UNAVAILABLE', message: expect.stringContaining('retriever is not available') },
+        _meta: {
+          version: '0.5',
+          error: { code: 'UNAVAILABLE', message: expect.stringContaining('retriever is not available') },
+        },
       });
+      expect(violations('WhoResponse', post.json())).toEqual([]);
     } finally {
       sites = serveFakeRetriever(retrieverBus);
       await retrieverBus.nc.flush();
@@ -242,25 +348,34 @@ describe('/who without a retriever', () => {
   });
 });
 
-describe('who ranking', () => {
-  const rank = (name: string, hits: number, top: number): SiteRank => ({
+describe('who ranking (search-core rankWhoSites, shared with the who tool)', () => {
+  const site = (name: string, items: RetrievedItem[]) => ({
     name,
-    hits,
-    top_score: top,
-    item_count: 50,
+    itemCount: items.length,
     types: [],
+    items,
   });
 
-  it('scores the best site 100 and never rises down the ranked list', () => {
-    expect(whoScores([])).toEqual([]);
-    expect(whoScores([rank('a', 4, 0.5), rank('b', 2, 0.5), rank('c', 2, 0.1)])).toEqual([100, 50, 40]);
-    // Fewer hits but a better top score still ranks (and scores) no higher.
-    expect(whoScores([rank('a', 20, 0.01), rank('b', 19, 1)])).toEqual([100, 95]);
+  it('a site scores its best item: the same whatever the other sites are', () => {
+    const alone = rankWhoSites('fast cars', [site('cars', CATALOGUE.cars!)]);
+    const together = rankWhoSites('fast cars', [
+      site('movies', CATALOGUE.movies!),
+      site('cars', CATALOGUE.cars!),
+    ]);
+    expect(together).toEqual(alone);
+    expect(alone.map((s) => [s.name, s.best.name])).toEqual([['cars', 'Ford Mustang']]);
+    expect(alone[0]!.score).toBeGreaterThanOrEqual(60);
+  });
+
+  it('gibberish gets no site, and no site scores high', () => {
+    const all = Object.entries(CATALOGUE).map(([name, items]) => site(name, items));
+    expect(rankWhoSites(GIBBERISH, all)).toEqual([]);
+    expect(rankWhoSites(GIBBERISH, all, { minScore: 0 }).every((s) => s.score < 60)).toBe(true);
   });
 
   it('matches wanted types to a site case-insensitively, in its own spelling', () => {
-    const site = { name: 's', itemCount: 1, types: ['Movie', 'TVSeries'] };
-    expect(matchingTypes(['movie', 'tvseries', 'Car'], site)).toEqual(['Movie', 'TVSeries']);
-    expect(matchingTypes(['Car'], site)).toEqual([]);
+    const s = { name: 's', itemCount: 1, types: ['Movie', 'TVSeries'] };
+    expect(matchingTypes(['movie', 'tvseries', 'Car'], s)).toEqual(['Movie', 'TVSeries']);
+    expect(matchingTypes(['Car'], s)).toEqual([]);
   });
 });

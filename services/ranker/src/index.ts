@@ -1,13 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { contracts } from '@askbus/contracts';
-import { BusError, type Bus } from '@askbus/bus';
+import type { Bus } from '@askbus/bus';
 import { llmFromEnv, loadPrompts, type Llm, type PromptConfig } from '@askbus/llm';
-import { newRankerStats, rankWithLlm, type RankFailure, type RankerStats } from './llm-rank';
+import { newRankerStats, rankWithLlm, type RankerStats } from './llm-rank';
 import { rankItems } from './rank';
 
 export { rankItems } from './rank';
-export { rankWithLlm, newRankerStats, type RankerStats, type RankFailure } from './llm-rank';
+export { rankWithLlm, newRankerStats, type RankerStats } from './llm-rank';
 
 /** The queue group of every ranker replica. */
 export const RANKER_SERVICE = 'ranker';
@@ -70,8 +70,9 @@ export async function abortableDelay(ms: number, signal: AbortSignal): Promise<v
 /**
  * Serves `rank.v1.score` as a stream. With the local provider: scores the whole batch with the
  * local scorer, then sends one ScoredItem per item, best first. With a language model: one
- * ScoredItem per item as soon as its call answers; items that could not be scored end the
- * stream with an `internal` error naming them (after every item that was scored).
+ * ScoredItem per item as soon as its call answers; an item the model failed on is scored by the
+ * local scorer instead and marked so (`scoredBy: 'local'`, `fallbackReason`), so a model that
+ * answers garbage, errors or hangs degrades the ranking and never fails it.
  */
 export function startRanker(bus: Bus, opts: RankerOptions = {}): RankerHandle {
   const env = rankerOptionsFromEnv();
@@ -86,28 +87,30 @@ export function startRanker(bus: Bus, opts: RankerOptions = {}): RankerHandle {
       stats.requests++;
       await abortableDelay(delayMs, ctx.signal);
       if (!prompts) {
-        const ranked = rankItems(req.query, req.items);
+        const ranked = rankItems(req.query, req.items, req.understanding);
         stats.scoredItems += ranked.length;
         yield* ranked;
         return;
       }
-      const failures: RankFailure[] = [];
-      yield* rankWithLlm(
+      const reasons = new Map<string, number>();
+      for await (const scored of rankWithLlm(
         req.query,
         req.items,
         { llm, prompts, batchSize: llmBatchSize, stats, log: opts.log },
         ctx.signal,
-        (f) => failures.push(f),
-      );
-      if (failures.length > 0) {
-        opts.log?.('warn', 'items could not be ranked', { failed: failures.length, of: req.items.length });
-        throw new BusError(
-          'internal',
-          `ranking failed for ${failures.length} of ${req.items.length} items: ${failures
-            .slice(0, 3)
-            .map((f) => `${f.url} (${f.reason})`)
-            .join('; ')}`,
-        );
+        { queryId: ctx.queryId, ...(req.understanding ? { understanding: req.understanding } : {}) },
+      )) {
+        const reason = scored.fallbackReason;
+        if (reason !== undefined) reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+        yield scored;
+      }
+      if (reasons.size > 0) {
+        opts.log?.('warn', 'items scored by the local scorer: the model failed on them', {
+          local: [...reasons.values()].reduce((a, b) => a + b, 0),
+          of: req.items.length,
+          reasons: Object.fromEntries(reasons),
+          queryId: ctx.queryId,
+        });
       }
     },
     { queue: RANKER_SERVICE },

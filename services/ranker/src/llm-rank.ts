@@ -1,13 +1,17 @@
-import type { ScoredItem, StoredItem } from '@askbus/contracts';
+import { understandingNote } from '@askbus/understand';
+import type { ScoredItem, StoredItem, Understanding } from '@askbus/contracts';
 import {
-  LlmError,
+  fallbackFor,
   RankAnswer,
   RankBatchAnswer,
   rankingMessages,
   rankingPromptFor,
+  type Fallback,
+  type FallbackReason,
   type Llm,
   type PromptConfig,
 } from '@askbus/llm';
+import { rankItems } from './rank';
 
 /** Counters of one ranker replica. */
 export interface RankerStats {
@@ -16,15 +20,18 @@ export interface RankerStats {
   /** Language-model calls made. */
   llmCalls: number;
   scoredItems: number;
-  /** Items whose call failed or whose answer was malformed or incomplete. */
-  failedItems: number;
+  /**
+   * Items the local scorer scored because their model call failed, their answer was malformed
+   * or left them out, or the model's circuit was open (counted in scoredItems too).
+   */
+  fallbackItems: number;
 }
 
 export const newRankerStats = (): RankerStats => ({
   requests: 0,
   llmCalls: 0,
   scoredItems: 0,
-  failedItems: 0,
+  fallbackItems: 0,
 });
 
 export interface LlmRankSettings {
@@ -36,24 +43,28 @@ export interface LlmRankSettings {
   log?: (level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 }
 
-/** An item the model could not score; the stream ends with an error naming how many. */
-export interface RankFailure {
-  url: string;
-  reason: string;
+/** What one ranking request carries besides its items. */
+export interface RankRequestContext {
+  /** The query whose retry budget the model calls share. */
+  queryId?: string;
+  /** The question as structure, for the local scorer when it stands in for the model. */
+  understanding?: Understanding;
 }
 
 /**
  * NLWeb's ranking with a language model: a prompt per schema.org type from the configuration,
  * one call per item or per batch of items of one prompt, all calls at once (the provider's
- * concurrency limit applies). Each score is yielded the moment its call answers. Items whose
- * call failed are reported to `onFailure`, never dropped silently.
+ * concurrency limit applies). Each score is yielded the moment its call answers. An item whose
+ * call failed, or whose answer was malformed or left it out, is scored by the local scorer
+ * instead (`scoredBy: 'local'` with its `fallbackReason`): a failing model degrades the ranking,
+ * it never loses an item. A cancelled request yields nothing more.
  */
 export async function* rankWithLlm(
   query: string,
   items: readonly StoredItem[],
   settings: LlmRankSettings,
   signal: AbortSignal,
-  onFailure: (f: RankFailure) => void,
+  request: RankRequestContext = {},
 ): AsyncGenerator<ScoredItem, void, undefined> {
   // Group by prompt (the item's type), then cut each group into batches.
   const groups = new Map<string, StoredItem[]>();
@@ -68,12 +79,11 @@ export async function* rankWithLlm(
   for (const group of groups.values())
     for (let i = 0; i < group.length; i += size) calls.push(group.slice(i, i + size));
 
-  type Outcome = { scored: ScoredItem[]; failed: RankFailure[] };
-  const pending = new Map<number, Promise<{ index: number; outcome: Outcome }>>();
+  const pending = new Map<number, Promise<{ index: number; scored: ScoredItem[] }>>();
   calls.forEach((batch, index) => {
     pending.set(
       index,
-      scoreCall(query, batch, settings, signal).then((outcome) => ({ index, outcome })),
+      scoreCall(query, batch, settings, signal, request).then((scored) => ({ index, scored })),
     );
   });
   try {
@@ -85,19 +95,33 @@ export async function* rankWithLlm(
 
   async function* drain(): AsyncGenerator<ScoredItem, void, undefined> {
     while (pending.size > 0) {
-      const { index, outcome } = await Promise.race(pending.values());
+      const { index, scored } = await Promise.race(pending.values());
       pending.delete(index);
       if (signal.aborted) return;
-      for (const f of outcome.failed) {
-        settings.stats.failedItems++;
-        onFailure(f);
-      }
-      for (const s of outcome.scored) {
+      for (const s of scored) {
         settings.stats.scoredItems++;
+        if (s.fallbackReason !== undefined) settings.stats.fallbackItems++;
         yield s;
       }
     }
   }
+}
+
+/** The local scorer's scores for `items` (as the local provider gives them), marked as standing in for the model and why. */
+function scoredLocally(
+  query: string,
+  items: readonly StoredItem[],
+  reason: FallbackReason,
+  settings: LlmRankSettings,
+  request: RankRequestContext,
+): ScoredItem[] {
+  if (items.length === 0) return [];
+  settings.llm.recordFallback('rank', reason, items.length);
+  return rankItems(query, items, request.understanding).map((s) => ({
+    ...s,
+    scoredBy: 'local' as const,
+    fallbackReason: reason,
+  }));
 }
 
 async function scoreCall(
@@ -105,28 +129,27 @@ async function scoreCall(
   batch: StoredItem[],
   settings: LlmRankSettings,
   signal: AbortSignal,
-): Promise<{ scored: ScoredItem[]; failed: RankFailure[] }> {
+  request: RankRequestContext,
+): Promise<ScoredItem[]> {
   settings.stats.llmCalls++;
-  const messages = rankingMessages(settings.prompts, query, batch);
+  const messages = rankingMessages(settings.prompts, query, batch, understandingNote(request.understanding));
+  const { queryId } = request;
+  const call = { messages, tier: 'low' as const, signal, ...(queryId ? { queryId } : {}) };
   try {
     if (batch.length === 1) {
       const a = await settings.llm.complete({
-        messages,
-        tier: 'low',
+        ...call,
         jsonSchema: RankAnswer,
         schemaName: 'ranking',
-        signal,
         maxTokens: 256,
         task: { kind: 'rank', query, items: batch },
       });
-      return { scored: [{ url: batch[0]!.url, score: a.score, description: a.description }], failed: [] };
+      return [{ url: batch[0]!.url, score: a.score, description: a.description, scoredBy: 'model' }];
     }
     const a = await settings.llm.complete({
-      messages,
-      tier: 'low',
+      ...call,
       jsonSchema: RankBatchAnswer,
       schemaName: 'ranking_batch',
-      signal,
       maxTokens: 160 * batch.length,
       task: { kind: 'rank', query, items: batch, batch: true },
     });
@@ -136,21 +159,23 @@ async function scoreCall(
       const item = batch[r.index];
       if (!item || seen.has(r.index)) continue; // an index we did not send, or said twice
       seen.add(r.index);
-      scored.push({ url: item.url, score: r.score, description: r.description });
+      scored.push({ url: item.url, score: r.score, description: r.description, scoredBy: 'model' });
     }
-    const failed = batch
-      .filter((_, i) => !seen.has(i))
-      .map((it) => ({ url: it.url, reason: 'the batch answer has no entry for it' }));
-    if (failed.length > 0) {
-      settings.log?.('warn', 'batch ranking answer left items out', {
-        missing: failed.length,
+    const left = batch.filter((_, i) => !seen.has(i));
+    if (left.length > 0) {
+      settings.log?.('warn', 'batch ranking answer left items out: scored locally', {
+        missing: left.length,
         of: batch.length,
       });
     }
-    return { scored, failed };
+    return [...scored, ...scoredLocally(query, left, 'incomplete', settings, request)];
   } catch (err) {
-    if (signal.aborted) return { scored: [], failed: [] }; // the whole request is being cancelled
-    const e = LlmError.from(err);
-    return { scored: [], failed: batch.map((it) => ({ url: it.url, reason: `${e.code}: ${e.message}` })) };
+    let fallback: Fallback;
+    try {
+      fallback = fallbackFor(err, signal);
+    } catch {
+      return []; // the whole request is being cancelled
+    }
+    return scoredLocally(query, batch, fallback.reason, settings, request);
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ScoredItem } from '@askbus/contracts';
+import { ScoredItem, Understanding } from '@askbus/contracts';
 import { abortableDelay, rankerOptionsFromEnv } from './index';
 import { rankItems } from './rank';
 import { movieBatch } from './fixtures';
@@ -15,11 +15,37 @@ describe('rankItems', () => {
       'annie-hall',
     ]);
     expect(ranked.map((r) => r.score)).toEqual([100, 100, 68, 32, 0]);
-    expect(ranked[0]!.description).toBe(
-      'Western directed by Clint Eastwood (1985); matches: westerns, clint, eastwood',
-    );
-    expect(ranked[4]!.description).toContain('does not match: westerns, clint, eastwood');
+    // the description is about the item, for people; why it scored so is in debug
+    expect(ranked[0]!.description).toMatch(/^Pale Rider \(1985\): directed by Clint Eastwood/);
+    expect(ranked[0]!.debug).toBe('matches: westerns, clint, eastwood');
+    expect(ranked[4]!.debug).toContain('does not match: westerns, clint, eastwood');
     for (const r of ranked) expect(ScoredItem.safeParse(r).success).toBe(true);
+  });
+
+  it('with an understanding, scores by the constraints met and puts the asked facts first', () => {
+    const understanding = Understanding.parse({
+      text: 'westerns from the 1980s',
+      constraints: [
+        { kind: 'value', path: 'genre', values: ['western'], phrase: 'westerns', text: 'in Western' },
+        {
+          kind: 'range',
+          target: { path: 'datePublished' },
+          min: 1980,
+          max: 1990,
+          maxInclusive: false,
+          phrase: 'from the 1980s',
+          text: 'from the 1980s',
+        },
+      ],
+      asked: ['genre', 'datePublished'],
+    });
+    const ranked = rankItems('westerns from the 1980s', movieBatch(), understanding);
+    const top = ranked[0]!;
+    expect(top.url).toMatch(/pale-rider/);
+    expect(top.score).toBeGreaterThan(51);
+    expect(top.debug).toBe('matches: in Western, from the 1980s');
+    // an item that misses a constraint stays below NLWeb's threshold of 51
+    for (const r of ranked.slice(1)) expect(r.score).toBeLessThanOrEqual(51);
   });
 
   it('is deterministic', () => {

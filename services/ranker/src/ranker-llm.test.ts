@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { contracts, type ScoredItem, type StoredItem } from '@askbus/contracts';
-import { BusError, type Bus } from '@askbus/bus';
+import type { BusError, Bus } from '@askbus/bus';
 import { testBus, testNats } from '@askbus/bus/testing';
 import { createLlm, loadPrompts, rankingPromptFor } from '@askbus/llm';
 import { startFakeLlm, type FakeLlm } from '@askbus/llm/testing';
@@ -79,7 +79,8 @@ describe('ranker with a language model (OpenAI-compatible fake over HTTP, real N
       expect(scored.description).toBe(expected.get(scored.url)!.description);
     }
     expect(fake.requests).toBe(5);
-    expect(r.stats).toMatchObject({ requests: 1, llmCalls: 5, scoredItems: 5, failedItems: 0 });
+    expect(r.stats).toMatchObject({ requests: 1, llmCalls: 5, scoredItems: 5, fallbackItems: 0 });
+    expect(out.every(({ scored }) => scored.scoredBy === 'model' && !scored.fallbackReason)).toBe(true);
     expect(fake.prompts.every((p) => p.includes('following movie'))).toBe(true);
   });
 
@@ -132,18 +133,21 @@ describe('ranker with a language model (OpenAI-compatible fake over HTTP, real N
     expect((err as BusError).code).toBe('cancelled');
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(r.llm.counters.failures).toBe(0);
-    expect(r.stats.failedItems).toBe(0);
+    expect(r.stats.fallbackItems).toBe(0);
   });
 
-  it('ends with an explicit error for an item whose answer was malformed, after the others', async () => {
+  it('scores an item whose answer was malformed with the local scorer, marked so', async () => {
     const r = await ranker(1);
     fake.fail({ kind: 'malformed' });
     const { out, err } = await collect(movieBatch());
-    expect(out).toHaveLength(4);
-    expect(err).toBeInstanceOf(BusError);
-    expect(err!.code).toBe('internal');
-    expect(err!.message).toMatch(/ranking failed for 1 of 5 items/);
-    expect(r.stats).toMatchObject({ failedItems: 1, scoredItems: 4 });
+    expect(err).toBeUndefined();
+    expect(out).toHaveLength(5);
+    const local = out.filter(({ scored }) => scored.scoredBy === 'local');
+    expect(local).toHaveLength(1);
+    expect(local[0]!.scored).toMatchObject({ fallbackReason: 'malformed' });
+    expect(local[0]!.scored.score).toBe(expected.get(local[0]!.scored.url)!.score);
+    expect(r.stats).toMatchObject({ fallbackItems: 1, scoredItems: 5 });
     expect(r.llm.counters.malformedOutputs).toBe(1);
+    expect(r.llm.fallbackCounts()).toEqual([{ task: 'rank', reason: 'malformed', count: 1 }]);
   });
 });

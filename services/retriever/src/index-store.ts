@@ -3,24 +3,30 @@ import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import MiniSearch, { type Options } from 'minisearch';
 import { z } from 'zod';
-import { StoredItem, type RetrievedItem, type SiteInfo } from '@askbus/contracts';
+import {
+  StoredItem,
+  type NameMatch,
+  type RetrievedItem,
+  type SearchOutcome,
+  type SiteInfo,
+  type SiteProfile,
+  type Understanding,
+} from '@askbus/contracts';
+import { hasStructure, SiteCatalog } from '@askbus/understand';
+import { structuredSearch } from './structured-search';
 import { LocalEmbeddings, Vocabulary, type EmbeddingProvider } from '@askbus/embeddings';
 import { Journal, syncDir, type JournalRecord, type JournalReplay } from './journal';
+import { heldElsewhere, type UpsertOptions, type UpsertResult } from './cross-site';
 import { reciprocalRankFusion, VectorIndex } from './vectors';
 import {
   ANALYZER_VERSION,
   FIELD_BOOSTS,
   FIELD_NAMES,
   flattenItem,
-  intentValue,
-  itemFacts,
-  normalizeTokens,
   parseQuery,
   processTerm,
   tokenize,
-  type Intent,
   type ParsedQuery,
-  type ItemFacts,
 } from '@askbus/search-core';
 
 /** What one search asks (SearchRequest after parsing; numResults defaults to 50). */
@@ -31,6 +37,14 @@ export interface SearchParams {
   numResults?: number;
   /** Keep only items whose `@type` is one of these. */
   types?: string[];
+  /** The question understood: constraints filter, orders sort, free words search. */
+  understanding?: Understanding;
+}
+
+/** A search's items, and what its constraints did (with an understanding). */
+export interface SearchResult {
+  items: RetrievedItem[];
+  outcome?: SearchOutcome;
 }
 
 /** An upsert the store refuses (the caller's fault, not the store's). */
@@ -64,7 +78,6 @@ interface IndexDoc {
   text: string;
   site: string;
   type: string;
-  facts: ItemFacts;
 }
 
 /**
@@ -76,8 +89,8 @@ interface IndexDoc {
 const INDEX_OPTIONS: Options<IndexDoc> = {
   idField: 'id',
   fields: [...FIELD_NAMES],
-  storeFields: ['site', 'type', 'facts'],
-  tokenize: (text) => normalizeTokens(tokenize(text)),
+  storeFields: ['site', 'type'],
+  tokenize: (text) => tokenize(text),
   processTerm: (term, fieldName) => processTerm(term, fieldName === 'name'),
 };
 
@@ -95,14 +108,6 @@ const PersistedItems = z.object({
 });
 
 const DEFAULT_SNAPSHOT_AFTER_BYTES = 64 * 1024 * 1024;
-
-/** Weight of query terms that come only from intent words. */
-const INTENT_TERM_WEIGHT = 0.3;
-/**
- * Factor for items of a type the query names: on site `all`, "ford movies" means John Ford's
- * films, even though Ford cars carry "ford" in their very names. Large on purpose.
- */
-const NAMED_TYPE_BOOST = 10;
 
 const ITEMS_FILE = 'items.json';
 const INDEX_FILE = 'index.json';
@@ -147,7 +152,6 @@ function toDoc(item: StoredItem): IndexDoc {
     text: fields.text.join('\n'),
     site: item.site,
     type: item['@type'],
-    facts: itemFacts(item.schema_object),
   };
 }
 
@@ -220,6 +224,8 @@ export class IndexStore {
   private _openedFrom: OpenedFrom = 'empty';
   private _vectorsFrom: 'disk' | 'computed' | 'none' = 'none';
   readonly vocabulary = new Vocabulary();
+  /** Each site's profile, the names index and every item's facts, kept with the items. */
+  readonly catalog = new SiteCatalog(true);
   readonly embedder: EmbeddingProvider | undefined;
   private readonly vectors: VectorIndex | undefined;
 
@@ -279,6 +285,7 @@ export class IndexStore {
     const journalGeneration = saved.journal ?? 0;
     for (const item of saved.items) {
       this.items.set(item.url, item);
+      this.catalog.add(item);
       const { text, categories } = embeddingText(item);
       this.vocabulary.observe(text, categories);
     }
@@ -383,6 +390,120 @@ export class IndexStore {
    * items of a type it names ("cars") come before others.
    */
   async search(params: SearchParams): Promise<RetrievedItem[]> {
+    return (await this.searchWithOutcome(params)).items;
+  }
+
+  /**
+   * Search, and with an understanding what its constraints did: structured questions filter and
+   * sort every item of the sites (structured-search.ts); plain ones take the hybrid path below,
+   * the items the question names exactly first.
+   */
+  async searchWithOutcome(params: SearchParams): Promise<SearchResult> {
+    const u = params.understanding;
+    const sites = params.site.includes('all') ? undefined : new Set(params.site);
+    const typeList = [...(params.types ?? []), ...(u?.types ?? [])];
+    const types = typeList.length ? new Set(typeList) : undefined;
+    const numResults = params.numResults ?? 50;
+    if (u && hasStructure(u)) {
+      return structuredSearch(
+        {
+          items: (s, t) => this.itemsOf(s, t),
+          facts: (item) => this.catalog.facts(item),
+          textRanks: (text, allowed, depth, keywordOnly) => this.textRanks(text, allowed, depth, keywordOnly),
+        },
+        u,
+        sites,
+        types,
+        numResults,
+      );
+    }
+    const plain = await this.hybridSearch({ ...params, ...(types ? { types: [...types] } : {}) });
+    const named = (u?.named ?? [])
+      .filter((n) => n.exact)
+      .map((n) => this.items.get(n.url))
+      .filter((x): x is StoredItem => !!x && (!sites || sites.has(x.site)));
+    if (named.length === 0) return { items: plain };
+    const first = new Set(named.map((n) => n.url));
+    const items = [
+      ...named.map((n) => ({ ...n, retrievalScore: 100 })),
+      ...plain.filter((r) => !first.has(r.url)),
+    ].slice(0, numResults);
+    return { items };
+  }
+
+  private *itemsOf(
+    sites: ReadonlySet<string> | undefined,
+    types: ReadonlySet<string> | undefined,
+  ): Iterable<StoredItem> {
+    for (const item of this.items.values()) {
+      if (sites && !sites.has(item.site)) continue;
+      if (types && !types.has(item['@type'])) continue;
+      yield item;
+    }
+  }
+
+  /** URLs ranked by the hybrid text search among `allowed`. */
+  private async textRanks(
+    text: string,
+    allowed: ReadonlySet<string>,
+    depth: number,
+    keywordOnly = false,
+  ): Promise<string[]> {
+    const parsed = parseQuery(text);
+    if (parsed.searchTerms.length === 0) return [];
+    const keyword = this.index
+      .search(parsed.searchTerms.join(' '), {
+        tokenize: (q) => q.split(' '),
+        processTerm: (t) => t,
+        boost: { ...FIELD_BOOSTS },
+        combineWith: 'OR',
+        prefix: (term, i, terms) => i === terms.length - 1 && term.length >= 4,
+        fuzzy: (term) => (term.length >= 6 ? 1 : false),
+        weights: { fuzzy: 0.3, prefix: 0.4 },
+        filter: (r) => allowed.has(r.id as string),
+      })
+      .slice(0, depth)
+      .map((r) => r.id as string);
+    let vector: string[] = [];
+    if (!keywordOnly && this.vectors && this.embedder && this.vectors.size > 0) {
+      const [qv] = await this.embedder.embed([text], 'query');
+      if (qv)
+        vector = this.vectors
+          .search(Float32Array.from(qv), depth, (id) => allowed.has(id), MIN_VECTOR_SCORE)
+          .map((h) => h.id);
+    }
+    const fused = reciprocalRankFusion([keyword, vector], RRF_K, [KEYWORD_WEIGHT, VECTOR_WEIGHT]);
+    return [...fused.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([id]) => id);
+  }
+
+  /** Each asked site's profile; those whose version the caller has come back marked unchanged. */
+  profiles(
+    site: readonly string[],
+    known: Readonly<Record<string, string>> = {},
+  ): Array<SiteProfile | { site: string; version: string; unchanged: true }> {
+    const names = site.includes('all') ? this.catalog.siteNames : site;
+    const out: Array<SiteProfile | { site: string; version: string; unchanged: true }> = [];
+    for (const name of names) {
+      const version = this.catalog.version(name);
+      if (version === undefined) continue;
+      if (known[name] === version) out.push({ site: name, version, unchanged: true });
+      else out.push(this.catalog.profile(name)!);
+    }
+    return out;
+  }
+
+  /** The stretches of a text that are item names of these sites. */
+  findNames(text: string, site: readonly string[], isCommonWord?: (w: string) => boolean): NameMatch[] {
+    const sites = site.includes('all') ? undefined : new Set(site);
+    return this.catalog.names.find(text, sites, isCommonWord);
+  }
+
+  /** Items by URL (unknown URLs left out). */
+  getItems(urls: readonly string[]): StoredItem[] {
+    return urls.map((u) => this.items.get(u)).filter((x): x is StoredItem => x !== undefined);
+  }
+
+  private async hybridSearch(params: SearchParams): Promise<RetrievedItem[]> {
     const parsed = parseQuery(params.query);
     if (parsed.searchTerms.length === 0) return [];
     const numResults = params.numResults ?? 50;
@@ -390,7 +511,7 @@ export class IndexStore {
     const sites = params.site.includes('all') ? undefined : new Set(params.site);
     const types = params.types?.length ? new Set(params.types) : undefined;
     const keyword = this.keywordSearch(parsed, sites, types).slice(0, depth);
-    const vector = await this.vectorSearch(params.query, parsed, sites, types, depth);
+    const vector = await this.vectorSearch(params.query, sites, types, depth);
     const fused = reciprocalRankFusion([keyword.map((r) => r.id), vector.map((r) => r.id)], RRF_K, [
       KEYWORD_WEIGHT,
       VECTOR_WEIGHT,
@@ -417,9 +538,6 @@ export class IndexStore {
     sites: Set<string> | undefined,
     types: Set<string> | undefined,
   ): { id: string; score: number }[] {
-    const intents = parsed.intents;
-    const namedTypes = new Set(parsed.types);
-    const intentTerms = new Set(parsed.intentTerms);
     return this.index
       .search(parsed.searchTerms.join(' '), {
         // the terms are already analyzed: split them apart again, change nothing
@@ -430,11 +548,7 @@ export class IndexStore {
         prefix: (term, i, terms) => i === terms.length - 1 && term.length >= 4,
         fuzzy: (term) => (term.length >= 6 ? 1 : false),
         weights: { fuzzy: 0.3, prefix: 0.4 },
-        // "best", "fast" …: their numbers matter (boostDocument), their words a little
-        boostTerm: (term) => (intentTerms.has(term) ? INTENT_TERM_WEIGHT : 1),
         filter: (r) => (!sites || sites.has(r.site as string)) && (!types || types.has(r.type as string)),
-        boostDocument: (_id, _term, stored) =>
-          (namedTypes.has(stored?.type as string) ? NAMED_TYPE_BOOST : 1) * intentBoost(intents, stored),
       })
       .map((r) => ({ id: r.id as string, score: r.score }));
   }
@@ -445,7 +559,6 @@ export class IndexStore {
    */
   private async vectorSearch(
     query: string,
-    parsed: ParsedQuery,
     sites: Set<string> | undefined,
     types: Set<string> | undefined,
     depth: number,
@@ -453,31 +566,17 @@ export class IndexStore {
     if (!this.vectors || !this.embedder || this.vectors.size === 0) return [];
     const [qv] = await this.embedder.embed([query], 'query');
     if (!qv) return [];
-    const named = new Set(parsed.types.filter((t) => [...this.items.values()].some((i) => i['@type'] === t)));
-    const hits = this.vectors.search(
+    return this.vectors.search(
       Float32Array.from(qv),
-      depth * 2,
+      depth,
       (id) => {
         const item = this.items.get(id);
         if (!item) return false;
         if (sites && !sites.has(item.site)) return false;
-        if (types && !types.has(item['@type'])) return false;
-        // a query naming a type ("cars") means that type; the vector side has no boost to say so
-        return named.size === 0 || named.has(item['@type']);
+        return !types || types.has(item['@type']);
       },
       MIN_VECTOR_SCORE,
     );
-    if (parsed.intents.length === 0) return hits.slice(0, depth);
-    return hits
-      .map((h) => {
-        const item = this.items.get(h.id)!;
-        return {
-          id: h.id,
-          score: h.score * intentBoost(parsed.intents, { facts: itemFacts(item.schema_object) }),
-        };
-      })
-      .sort((a, b) => b.score - a.score)
-      .slice(0, depth);
   }
 
   /**
@@ -485,18 +584,23 @@ export class IndexStore {
    * Every item must belong to `site`. With a dataDir the change is in the journal, on disk,
    * when this returns; `persist` writes a snapshot (for a fast start, not for safety).
    */
-  async upsert(site: string, items: readonly StoredItem[]): Promise<{ upserted: number; total: number }> {
+  async upsert(site: string, items: readonly StoredItem[], opts: UpsertOptions = {}): Promise<UpsertResult> {
     const wrong = items.find((i) => i.site !== site);
     if (wrong) throw new StoreInputError(`item ${wrong.url} belongs to site "${wrong.site}", not "${site}"`);
     const latest = latestByUrl(items);
     // vectors first: if the embedder fails, nothing has changed
     const vectors = await this.embedDocuments(latest);
     return this.exclusive(async () => {
+      // H2 (issue 19): another site's URL stays there unless the caller moves it (cross-site.ts).
+      const refused = opts.move ? [] : heldElsewhere(latest, site, (url) => this.items.get(url)?.site);
+      const gone = new Set(refused.map((r) => r.url));
+      const kept = gone.size ? latest.filter((i) => !gone.has(i.url)) : latest;
+      const keptVectors = gone.size ? vectors.filter((_, n) => !gone.has(latest[n]!.url)) : vectors;
       // journaled before applied: if the write fails, nothing has changed either
-      await this.journal?.append({ op: 'upsert', site, items: latest });
-      this.applyUpsert(latest, vectors);
+      await this.journal?.append({ op: 'upsert', site, items: kept });
+      this.applyUpsert(kept, keptVectors);
       this.snapshotIfJournalLarge();
-      return { upserted: latest.length, total: this.items.size };
+      return { upserted: kept.length, total: this.items.size, ...(refused.length ? { refused } : {}) };
     });
   }
 
@@ -515,7 +619,9 @@ export class IndexStore {
       if (old) {
         const o = embeddingText(old);
         this.vocabulary.forget(o.text, o.categories);
+        this.catalog.remove(old);
       }
+      this.catalog.add(item);
       if (this.index.has(item.url)) this.index.replace(doc);
       else this.index.add(doc);
       this.items.set(item.url, item);
@@ -539,6 +645,7 @@ export class IndexStore {
     let deleted = 0;
     for (const [url, item] of this.items) {
       if (item.site !== site) continue;
+      this.catalog.remove(item);
       this.index.discard(url);
       this.items.delete(url);
       this.vectors?.delete(url);
@@ -556,18 +663,14 @@ export class IndexStore {
     return run;
   }
 
-  /** Each site with its item count and @types, by name. */
+  /** Each site with its item count and @types (the main ones first, by count), by name. */
   sites(): SiteInfo[] {
-    const bySite = new Map<string, { count: number; types: Set<string> }>();
-    for (const item of this.items.values()) {
-      let s = bySite.get(item.site);
-      if (!s) bySite.set(item.site, (s = { count: 0, types: new Set() }));
-      s.count++;
-      s.types.add(item['@type']);
-    }
-    return [...bySite.entries()]
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([name, s]) => ({ name, itemCount: s.count, types: [...s.types].sort() }));
+    return this.catalog.siteNames.map((name) => {
+      const p = this.catalog.profile(name)!;
+      const main = new Set(p.mainTypes);
+      const types = [...p.mainTypes, ...p.types.map((t) => t.type).filter((t) => !main.has(t))];
+      return { name, itemCount: p.itemCount, types };
+    });
   }
 
   /**
@@ -647,13 +750,4 @@ export class IndexStore {
 /** The items with repeated URLs removed, the last of each winning. */
 function latestByUrl(items: readonly StoredItem[]): StoredItem[] {
   return [...new Map(items.map((i) => [i.url, i])).values()];
-}
-
-/** 1 plus the mean fit of the item's numbers to the query's intents (so 1..2; never 0, which would drop it). */
-function intentBoost(intents: readonly Intent[], stored: Record<string, unknown> | undefined): number {
-  if (intents.length === 0) return 1;
-  const facts = (typeof stored?.facts === 'object' && stored.facts !== null ? stored.facts : {}) as ItemFacts;
-  let sum = 0;
-  for (const intent of intents) sum += intentValue(intent, facts) ?? 0;
-  return 1 + sum / intents.length;
 }

@@ -1,11 +1,21 @@
-import { contracts, type RetrievedItem, type SiteInfo, type StoredItem } from '@askbus/contracts';
+import {
+  contracts,
+  type NameMatch,
+  type RetrievedItem,
+  type SiteInfo,
+  type SiteProfile,
+  type StoredItem,
+} from '@askbus/contracts';
 import { BusError, type Bus } from '@askbus/bus';
 import type { EmbeddingProvider } from '@askbus/embeddings';
-import { IndexStore, StoreInputError, type SearchParams } from './index-store';
+import { IndexStore, StoreInputError, type SearchParams, type SearchResult } from './index-store';
+import type { UpsertOptions, UpsertResult } from './cross-site';
 
 export * from './index-store';
 export * from './pg-store';
 export * from './vectors';
+export * from './structured-search';
+export * from './cross-site';
 
 /** The queue group of every retriever replica. */
 export const RETRIEVER_SERVICE = 'retriever';
@@ -13,7 +23,20 @@ export const RETRIEVER_SERVICE = 'retriever';
 /** What the retriever needs of a store: the embedded IndexStore or PostgreSQL's PgStore. */
 export interface RetrieverStore {
   search(params: SearchParams): Promise<RetrievedItem[]>;
-  upsert(site: string, items: readonly StoredItem[]): Promise<{ upserted: number; total: number }>;
+  /** Search, and what its constraints did (searches with an understanding). */
+  searchWithOutcome(params: SearchParams): Promise<SearchResult>;
+  /** Each site's profile, or `unchanged` for a version the caller has. */
+  profiles(
+    site: readonly string[],
+    known?: Readonly<Record<string, string>>,
+  ):
+    | Array<SiteProfile | { site: string; version: string; unchanged: true }>
+    | Promise<Array<SiteProfile | { site: string; version: string; unchanged: true }>>;
+  /** The stretches of a text that are item names of these sites. */
+  findNames(text: string, site: readonly string[]): NameMatch[] | Promise<NameMatch[]>;
+  /** Items by URL. */
+  getItems(urls: readonly string[]): StoredItem[] | Promise<StoredItem[]>;
+  upsert(site: string, items: readonly StoredItem[], opts?: UpsertOptions): Promise<UpsertResult>;
   deleteSite(site: string): number | Promise<number>;
   sites(): SiteInfo[] | Promise<SiteInfo[]>;
   persist(): Promise<void>;
@@ -49,14 +72,21 @@ export async function startRetriever(bus: Bus, opts: RetrieverOptions = {}): Pro
 export async function serveRetriever<S extends RetrieverStore>(bus: Bus, store: S): Promise<Retriever<S>> {
   const serve = { queue: RETRIEVER_SERVICE };
 
-  bus.serve(contracts.search, async (req) => ({ items: await store.search(req) }), serve);
+  bus.serve(contracts.search, async (req) => await store.searchWithOutcome(req), serve);
+  bus.serve(
+    contracts.profile,
+    async (req) => ({ profiles: await store.profiles(req.site, req.known) }),
+    serve,
+  );
+  bus.serve(contracts.names, async (req) => ({ matches: await store.findNames(req.text, req.site) }), serve);
+  bus.serve(contracts.items, async (req) => ({ items: await store.getItems(req.urls) }), serve);
 
   bus.serve(
     contracts.upsert,
     async (req) => {
-      let result: { upserted: number; total: number };
+      let result: UpsertResult;
       try {
-        result = await store.upsert(req.site, req.items);
+        result = await store.upsert(req.site, req.items, { move: req.move });
       } catch (err) {
         if (err instanceof StoreInputError) throw new BusError('bad_request', err.message);
         throw err;

@@ -1,9 +1,21 @@
 import pg from 'pg';
-import type { RetrievedItem, SiteInfo, StoredItem } from '@askbus/contracts';
+import type {
+  Constraint,
+  NameMatch,
+  RetrievedItem,
+  SiteInfo,
+  SiteProfile,
+  StoredItem,
+  Target,
+  Understanding,
+} from '@askbus/contracts';
+import { compactFacts, extractFacts, factsFromCompact, hasStructure, SiteCatalog } from '@askbus/understand';
 import { LocalEmbeddings, Vocabulary, type EmbeddingProvider } from '@askbus/embeddings';
-import { flattenItem, normalizeTokens, parseQuery, STOPWORDS, tokenize } from '@askbus/search-core';
-import { embeddingText, StoreInputError, type SearchParams } from './index-store';
+import { flattenItem, parseQuery, STOPWORDS, tokenize } from '@askbus/search-core';
+import { embeddingText, StoreInputError, type SearchParams, type SearchResult } from './index-store';
+import { applyTextRanks, candidateOf, rankCandidates, weakest, type Candidate } from './structured-search';
 import { reciprocalRankFusion } from './vectors';
+import { heldElsewhere, type RefusedItem, type UpsertOptions, type UpsertResult } from './cross-site';
 
 export interface PgStoreOptions {
   /** postgres://… (DATABASE_URL); or a pool of your own. */
@@ -26,6 +38,86 @@ const ROWS_PER_INSERT = 200;
 const vectorLiteral = (v: readonly number[]): string =>
   `[${v.map((x) => (Number.isFinite(x) ? x : 0)).join(',')}]`;
 
+interface ItemRow {
+  url: string;
+  name: string;
+  site: string;
+  type: string;
+  item: Record<string, unknown>;
+}
+
+const toItem = (r: ItemRow): StoredItem => ({
+  url: r.url,
+  name: r.name,
+  site: r.site,
+  '@type': r.type,
+  schema_object: r.item,
+});
+
+/**
+ * Constraints and orders of an understanding as SQL over the `facts` jsonb column (path → an
+ * array of numbers or strings), with their values as parameters.
+ */
+class SqlBuilder {
+  constructor(readonly params: unknown[]) {}
+
+  param(v: unknown): string {
+    this.params.push(v);
+    return `$${this.params.length}`;
+  }
+
+  /** The first number of a path (as IndexStore's targetValue), or NULL. */
+  private first(path: string): string {
+    const p = this.param(path);
+    return `(CASE WHEN jsonb_typeof(facts->${p}->0) = 'number' THEN (facts->${p}->>0)::float8 END)`;
+  }
+
+  target(t: Target): string {
+    if ('path' in t) return this.first(t.path);
+    const a = this.first(t.derived.a);
+    const b = this.first(t.derived.b);
+    if (t.derived.op === 'sum') return `(${a} + ${b})`;
+    if (t.derived.op === 'difference') return `(${a} - ${b})`;
+    return `(${a} / NULLIF(${b}, 0))`;
+  }
+
+  constraint(k: Constraint): string {
+    if (k.kind === 'range') {
+      const bounds = (v: string): string => {
+        const out: string[] = [];
+        if (k.min !== undefined) out.push(`${v} ${k.minInclusive ? '>=' : '>'} ${this.param(k.min)}`);
+        if (k.max !== undefined) out.push(`${v} ${k.maxInclusive ? '<=' : '<'} ${this.param(k.max)}`);
+        return out.length ? out.join(' AND ') : 'TRUE';
+      };
+      if ('path' in k.target) {
+        const p = this.param(k.target.path);
+        return `EXISTS (SELECT 1 FROM jsonb_array_elements(COALESCE(facts->${p}, '[]'::jsonb)) e WHERE jsonb_typeof(e) = 'number' AND ${bounds(`(e #>> '{}')::float8`)})`;
+      }
+      return `COALESCE(${bounds(this.target(k.target))}, FALSE)`;
+    }
+    const p = this.param(k.path);
+    const values = this.param(k.values.map((v) => v.toLowerCase()));
+    const likes = this.param(k.contains.map((seq) => `% ${seq.join(' ')} %`));
+    const hit = `EXISTS (SELECT 1 FROM jsonb_array_elements(COALESCE(facts->${p}, '[]'::jsonb)) e WHERE jsonb_typeof(e) = 'string' AND (lower(e #>> '{}') = ANY(${values}::text[]) OR ' ' || trim(regexp_replace(lower(e #>> '{}'), '[^[:alnum:]]+', ' ', 'g')) || ' ' LIKE ANY(${likes}::text[])))`;
+    return k.negated ? `NOT ${hit}` : hit;
+  }
+
+  /** What the rows come back in: the superlative, else the preferences (scaled to their ranges). */
+  orderExpression(u: Understanding): string | undefined {
+    const sort = u.orders.find((o) => o.strength === 'sort');
+    if (sort) return sort.direction === 'desc' ? this.target(sort.target) : `-${this.target(sort.target)}`;
+    if (u.orders.length === 0) return undefined;
+    const parts = u.orders.map((o) => {
+      const q = o.quantiles;
+      const lo = q?.[0] ?? 0;
+      const hi = q?.[q.length - 1] ?? 1;
+      const scaled = `((${this.target(o.target)} - ${this.param(lo)}) / ${this.param(hi - lo || 1)})`;
+      return `COALESCE(${o.direction === 'desc' ? scaled : `(1 - ${scaled})`}, 0)`;
+    });
+    return `(${parts.join(' + ')})`;
+  }
+}
+
 /**
  * The retriever's items in PostgreSQL with pgvector: one row per item (url primary key, site,
  * type, the whole item as jsonb), a weighted tsvector for the keyword side (name A, people and
@@ -41,6 +133,8 @@ export class PgStore {
   private readonly pool: pg.Pool;
   private readonly ownPool: boolean;
   private readonly table: string;
+  /** Each site's profile and the names index, learned from the rows on open and kept by this store's writes. */
+  readonly catalog = new SiteCatalog(false);
 
   private constructor(opts: PgStoreOptions) {
     this.table = opts.table ?? 'askbus_items';
@@ -83,6 +177,8 @@ export class PgStore {
       embedding vector(${d}),
       embedder text
     )`);
+    // each item's facts (path → numbers or strings) for constraints; added to older tables
+    await this.pool.query(`ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS facts jsonb`);
     await this.pool.query(`CREATE INDEX IF NOT EXISTS ${t}_site ON ${t} (site, type)`);
     await this.pool.query(`CREATE INDEX IF NOT EXISTS ${t}_doc ON ${t} USING gin (doc)`);
     await this.pool.query(
@@ -103,6 +199,17 @@ export class PgStore {
     for (const { item } of res.rows) {
       const e = embeddingText(item);
       this.vocabulary.observe(e.text, e.categories);
+      this.catalog.add(item);
+    }
+    // rows written before the facts column get theirs
+    const missing = await this.pool.query<{ url: string; item: Record<string, unknown> }>(
+      `SELECT url, item FROM ${t} WHERE facts IS NULL`,
+    );
+    for (const row of missing.rows) {
+      await this.pool.query(`UPDATE ${t} SET facts = $2::jsonb WHERE url = $1`, [
+        row.url,
+        JSON.stringify(compactFacts(extractFacts(row.item))),
+      ]);
     }
     // items embedded by another model (or not at all) are embedded again
     const stale = await this.pool.query<{ item: StoredItem }>(
@@ -135,10 +242,21 @@ export class PgStore {
     );
   }
 
-  async upsert(site: string, items: readonly StoredItem[]): Promise<{ upserted: number; total: number }> {
+  async upsert(site: string, items: readonly StoredItem[], opts: UpsertOptions = {}): Promise<UpsertResult> {
     const wrong = items.find((i) => i.site !== site);
     if (wrong) throw new StoreInputError(`item ${wrong.url} belongs to site "${wrong.site}", not "${site}"`);
-    const latest = [...new Map(items.map((i) => [i.url, i])).values()];
+    let latest = [...new Map(items.map((i) => [i.url, i])).values()];
+    let refused: RefusedItem[] = [];
+    // H2 (issue 19): another site's URL stays there unless the caller moves it (cross-site.ts).
+    if (latest.length && !opts.move) {
+      const holders = await this.pool.query<{ url: string; site: string }>(
+        `SELECT url, site FROM ${this.table} WHERE url = ANY($1) AND site <> $2`,
+        [latest.map((i) => i.url), site],
+      );
+      const holder = new Map(holders.rows.map((r) => [r.url, r.site]));
+      refused = heldElsewhere(latest, site, (url) => holder.get(url));
+      if (refused.length) latest = latest.filter((i) => !holder.has(i.url));
+    }
     // replaced items leave the vocabulary first
     if (latest.length) {
       const old = await this.pool.query<{
@@ -151,22 +269,19 @@ export class PgStore {
         latest.map((i) => i.url),
       ]);
       for (const r of old.rows) {
-        const e = embeddingText({
-          url: r.url,
-          name: r.name,
-          site: r.site,
-          '@type': r.type,
-          schema_object: r.item,
-        });
+        const before = { url: r.url, name: r.name, site: r.site, '@type': r.type, schema_object: r.item };
+        const e = embeddingText(before);
         this.vocabulary.forget(e.text, e.categories);
+        this.catalog.remove(before);
       }
     }
     await this.write(latest);
     for (const item of latest) {
       const e = embeddingText(item);
       this.vocabulary.observe(e.text, e.categories);
+      this.catalog.add(item);
     }
-    return { upserted: latest.length, total: await this.count() };
+    return { upserted: latest.length, total: await this.count(), ...(refused.length ? { refused } : {}) };
   }
 
   /** Embeds and writes rows (insert or replace by URL). */
@@ -191,16 +306,18 @@ export class PgStore {
           f.text.join(' ').slice(0, 100_000),
           vectorLiteral(vectors[n]!),
           this.embedder.id,
+          JSON.stringify(compactFacts(extractFacts(item.schema_object))),
         );
-        const p = (k: number) => `$${n * 10 + k}`;
+        const p = (k: number) => `$${n * 11 + k}`;
         return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}::jsonb,
           setweight(to_tsvector('english', ${p(6)}), 'A') || setweight(to_tsvector('english', ${p(7)}), 'B') || setweight(to_tsvector('english', ${p(8)}), 'C'),
-          ${p(9)}::vector, ${p(10)})`;
+          ${p(9)}::vector, ${p(10)}, ${p(11)}::jsonb)`;
       });
       await this.pool.query(
-        `INSERT INTO ${this.table} (url, site, type, name, item, doc, embedding, embedder) VALUES ${rows.join(',')}
+        `INSERT INTO ${this.table} (url, site, type, name, item, doc, embedding, embedder, facts) VALUES ${rows.join(',')}
          ON CONFLICT (url) DO UPDATE SET site = EXCLUDED.site, type = EXCLUDED.type, name = EXCLUDED.name,
-           item = EXCLUDED.item, doc = EXCLUDED.doc, embedding = EXCLUDED.embedding, embedder = EXCLUDED.embedder`,
+           item = EXCLUDED.item, doc = EXCLUDED.doc, embedding = EXCLUDED.embedding, embedder = EXCLUDED.embedder,
+           facts = EXCLUDED.facts`,
         params,
       );
     }
@@ -215,23 +332,166 @@ export class PgStore {
       item: Record<string, unknown>;
     }>(`DELETE FROM ${this.table} WHERE site = $1 RETURNING url, name, site, type, item`, [site]);
     for (const row of r.rows) {
-      const e = embeddingText({
+      const before = {
         url: row.url,
         name: row.name,
         site: row.site,
         '@type': row.type,
         schema_object: row.item,
-      });
+      };
+      const e = embeddingText(before);
       this.vocabulary.forget(e.text, e.categories);
+      this.catalog.remove(before);
     }
     return r.rowCount ?? r.rows.length;
   }
 
+  /** Each site with its item count and @types (main ones first, by count). */
   async sites(): Promise<SiteInfo[]> {
     const r = await this.pool.query<{ site: string; n: string; types: string[] }>(
-      `SELECT site, count(*) AS n, array_agg(DISTINCT type ORDER BY type) AS types FROM ${this.table} GROUP BY site ORDER BY site`,
+      `SELECT site, sum(c) AS n, array_agg(type ORDER BY c DESC, type) AS types
+         FROM (SELECT site, type, count(*) AS c FROM ${this.table} GROUP BY site, type) t GROUP BY site ORDER BY site`,
     );
-    return r.rows.map((row) => ({ name: row.site, itemCount: Number(row.n), types: row.types }));
+    return r.rows.map((row) => {
+      const main = this.catalog.profile(row.site)?.mainTypes ?? [];
+      return {
+        name: row.site,
+        itemCount: Number(row.n),
+        types: [...main, ...row.types.filter((t) => !main.includes(t))],
+      };
+    });
+  }
+
+  /** Each asked site's profile; those whose version the caller has come back marked unchanged. */
+  profiles(
+    site: readonly string[],
+    known: Readonly<Record<string, string>> = {},
+  ): Array<SiteProfile | { site: string; version: string; unchanged: true }> {
+    const names = site.includes('all') ? this.catalog.siteNames : site;
+    const out: Array<SiteProfile | { site: string; version: string; unchanged: true }> = [];
+    for (const name of names) {
+      const version = this.catalog.version(name);
+      if (version === undefined) continue;
+      out.push(
+        known[name] === version ? { site: name, version, unchanged: true } : this.catalog.profile(name)!,
+      );
+    }
+    return out;
+  }
+
+  findNames(text: string, site: readonly string[]): NameMatch[] {
+    return this.catalog.names.find(text, site.includes('all') ? undefined : new Set(site));
+  }
+
+  async getItems(urls: readonly string[]): Promise<StoredItem[]> {
+    const r = await this.pool.query<ItemRow>(
+      `SELECT url, name, site, type, item FROM ${this.table} WHERE url = ANY($1)`,
+      [[...urls]],
+    );
+    const byUrl = new Map(r.rows.map((row) => [row.url, toItem(row)]));
+    return urls.map((u) => byUrl.get(u)).filter((x): x is StoredItem => x !== undefined);
+  }
+
+  /**
+   * Search, and with an understanding what its constraints did: the constraints become SQL
+   * over the `facts` column (relaxed one at a time while nothing matches), the rows come back in
+   * the order of the first superlative or preference (or text rank), and are ranked exactly as the
+   * embedded index ranks them (rankCandidates). Plain questions take the hybrid path of `search`.
+   */
+  async searchWithOutcome(params: SearchParams): Promise<SearchResult> {
+    const u = params.understanding;
+    const numResults = params.numResults ?? 50;
+    const types = [...(params.types ?? []), ...(u?.types ?? [])];
+    const sites = params.site.includes('all') ? null : params.site;
+    if (!u || !hasStructure(u)) {
+      const plain = await this.search({ ...params, ...(types.length ? { types } : {}) });
+      const named = u ? await this.getItems(u.named.filter((n) => n.exact).map((n) => n.url)) : [];
+      const inSite = named.filter((n) => !sites || sites.includes(n.site));
+      if (inSite.length === 0) return { items: plain };
+      const first = new Set(inSite.map((n) => n.url));
+      return {
+        items: [
+          ...inSite.map((n) => ({ ...n, retrievalScore: 100 })),
+          ...plain.filter((r) => !first.has(r.url)),
+        ].slice(0, numResults),
+      };
+    }
+    // derived quantities (profit, total score) have no profile quantiles: take them from the rows
+    const orders = await Promise.all(
+      u.orders.map(async (o) =>
+        o.quantiles ? o : { ...o, ...(await this.quantiles(o.target, sites, types)) },
+      ),
+    );
+    const question = { ...u, orders };
+    let constraints = [...u.constraints];
+    const relaxed: string[] = [];
+    for (;;) {
+      const where = new SqlBuilder([sites, types.length ? types : null]);
+      const conds = [
+        `($1::text[] IS NULL OR site = ANY($1))`,
+        `($2::text[] IS NULL OR type = ANY($2))`,
+        ...constraints.map((k) => where.constraint(k)),
+      ];
+      const count = await this.pool.query<{ n: string }>(
+        `SELECT count(*) AS n FROM ${this.table} WHERE ${conds.join(' AND ')}`,
+        where.params,
+      );
+      const matched = Number(count.rows[0]?.n ?? 0);
+      if (matched === 0 && constraints.length > 0) {
+        const drop = weakest(constraints)!;
+        constraints = constraints.filter((k) => k !== drop);
+        relaxed.push(drop.text);
+        continue;
+      }
+      const text = (u.freeText.trim() || u.text).slice(0, 2_000);
+      const words = [
+        ...new Set(tokenize(text).filter((w) => !STOPWORDS.has(w) && /^[\p{L}\p{N}]+$/u.test(w))),
+      ];
+      const textParam = where.param(words.join(' | ') || 'zzzzzz');
+      const rankExpr = `ts_rank_cd(doc, to_tsquery('english', ${textParam}), 1)`;
+      const orderExpr = where.orderExpression(question) ?? rankExpr;
+      const depth = where.param(Math.max(numResults * 4, 200));
+      const rows = await this.pool.query<
+        ItemRow & { facts: Record<string, (number | string)[]> | null; text_rank: number }
+      >(
+        `SELECT url, name, site, type, item, facts, ${rankExpr} AS text_rank FROM ${this.table}
+          WHERE ${conds.join(' AND ')} ORDER BY ${orderExpr} DESC NULLS LAST, url LIMIT ${depth}`,
+        where.params,
+      );
+      const relaxedU = { ...question, constraints };
+      const candidates: Candidate[] = [];
+      for (const row of rows.rows) {
+        const c = candidateOf(toItem(row), factsFromCompact(row.facts ?? {}), relaxedU);
+        if (c) candidates.push(c);
+      }
+      const byRank = [...rows.rows]
+        .filter((r) => r.text_rank > 0)
+        .sort((a, b) => b.text_rank - a.text_rank)
+        .map((r) => r.url);
+      applyTextRanks(candidates, byRank);
+      return {
+        items: rankCandidates(candidates, relaxedU, numResults),
+        outcome: { matched, relaxed, orders },
+      };
+    }
+  }
+
+  /** 11 quantiles of a target over the sites' rows (`{}` when no row has it). */
+  private async quantiles(
+    target: Target,
+    sites: string[] | null,
+    types: string[],
+  ): Promise<{ quantiles?: number[] }> {
+    const b = new SqlBuilder([sites, types.length ? types : null]);
+    const expr = b.target(target);
+    const r = await this.pool.query<{ q: number[] | null }>(
+      `SELECT percentile_cont(ARRAY[0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1]) WITHIN GROUP (ORDER BY x) AS q
+         FROM (SELECT ${expr} AS x FROM ${this.table} WHERE ($1::text[] IS NULL OR site = ANY($1)) AND ($2::text[] IS NULL OR type = ANY($2))) s
+        WHERE x IS NOT NULL`,
+      b.params,
+    );
+    const q = r.rows[0]?.q;
+    return q && q.length === 11 ? { quantiles: q.map(Number) } : {};
   }
 
   /** Nothing to do: every write is already committed. */
@@ -240,15 +500,6 @@ export class PgStore {
   async search(params: SearchParams): Promise<RetrievedItem[]> {
     const parsed = parseQuery(params.query);
     if (parsed.searchTerms.length === 0) return [];
-    // a query naming a type ("ford cars") prefers that type, as IndexStore's boost does
-    const named = parsed.types.length
-      ? (
-          await this.pool.query<{ type: string }>(
-            `SELECT DISTINCT type FROM ${this.table} WHERE type = ANY($1)`,
-            [parsed.types],
-          )
-        ).rows.map((r) => r.type)
-      : [];
     const numResults = params.numResults ?? 50;
     const depth = Math.max(100, numResults * 2);
     const sites = params.site.includes('all') ? null : params.site;
@@ -257,19 +508,15 @@ export class PgStore {
 
     // keyword: any of the query's words (OR), ranked by ts_rank_cd over the weighted tsvector
     const words = [
-      ...new Set(
-        normalizeTokens(tokenize(params.query)).filter(
-          (w) => !STOPWORDS.has(w) && /^[\p{L}\p{N}]+$/u.test(w),
-        ),
-      ),
+      ...new Set(tokenize(params.query).filter((w) => !STOPWORDS.has(w) && /^[\p{L}\p{N}]+$/u.test(w))),
     ];
     const keyword = words.length
       ? (
           await this.pool.query<{ url: string }>(
             `WITH q AS (SELECT to_tsquery('english', $1) AS q)
              SELECT url FROM ${this.table}, q WHERE doc @@ q.q AND ${filter}
-             ORDER BY (type = ANY($5)) DESC, ts_rank_cd(doc, q.q, 1) DESC, url LIMIT $4`,
-            [words.join(' | '), sites, types, depth, named],
+             ORDER BY ts_rank_cd(doc, q.q, 1) DESC, url LIMIT $4`,
+            [words.join(' | '), sites, types, depth],
           )
         ).rows.map((r) => r.url)
       : [];
@@ -280,9 +527,9 @@ export class PgStore {
       ? (
           await this.pool.query<{ url: string; score: number }>(
             `SELECT url, 1 - (embedding <=> $1::vector) AS score FROM ${this.table}
-             WHERE ${filter} AND embedding IS NOT NULL AND (cardinality($5::text[]) = 0 OR type = ANY($5))
+             WHERE ${filter} AND embedding IS NOT NULL
              ORDER BY embedding <=> $1::vector LIMIT $4`,
-            [vectorLiteral(qv), sites, types, depth, named],
+            [vectorLiteral(qv), sites, types, depth],
           )
         ).rows
           .filter((r) => r.score >= MIN_VECTOR_SCORE)

@@ -44,11 +44,12 @@ export class VectorIndex {
     for (let i = 0; i < query.length; i++) if (query[i] !== 0) nonzero.push(i);
     const sparse = nonzero.length * 2 < query.length;
     for (const [id, v] of this.vectors) {
+      // the filter (a set lookup) is cheaper than a dot product: ask it first
+      if (!filter(id)) continue;
       let dot = 0;
       if (sparse) for (const i of nonzero) dot += v[i]! * query[i]!;
       else for (let i = 0; i < v.length; i++) dot += v[i]! * query[i]!;
       if (dot < minScore || (top.length >= k && dot <= top[top.length - 1]!.score)) continue;
-      if (!filter(id)) continue;
       let j = top.length;
       if (j < k) top.push({ id, score: dot });
       else j = k - 1;

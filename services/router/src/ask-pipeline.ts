@@ -4,6 +4,7 @@ import { routeAsk, type RoutingDeps } from './route';
 import {
   defaultSearchSettings,
   runSearch,
+  type SearchFindings,
   type SearchPorts,
   type SearchSettings,
   type SearchStats,
@@ -37,13 +38,14 @@ export async function* runAsk(
       yield stamp({ message_type: 'end-nlweb-response' });
       return;
     }
-    const search = runSearch(req, ports, signal, settings, stats);
+    const findings: SearchFindings = {};
+    const search = runSearch(req, ports, signal, settings, stats, findings);
     let step = await search.next();
     while (!step.done) {
       yield stamp(step.value);
       step = await search.next();
     }
-    for await (const body of postRanking(req, step.value, model, signal, settings.rankDeadline))
+    for await (const body of postRanking(req, step.value, model, signal, settings.rankDeadline, findings))
       yield stamp(body);
   } catch (err) {
     if (signal.aborted) throw err;

@@ -1,4 +1,6 @@
-import { contracts, toolContracts, type StoredItem } from '@askbus/contracts';
+import { contracts, toolContracts, type StoredItem, type Understanding } from '@askbus/contracts';
+import { WordNet } from '@askbus/embeddings';
+import { Understander, type UnderstandPorts } from './understand';
 import { loadTools, type ToolsConfig } from '@askbus/tools';
 import type { Bus, HandlerContext } from '@askbus/bus';
 import { llmFromEnv, loadPrompts } from '@askbus/llm';
@@ -15,6 +17,8 @@ export * from './post-ranking';
 export * from './route';
 export * from './tool-selection';
 export { mergeAsync } from './merge';
+export * from './understand';
+export * from './understand-llm';
 export { answerDeadline, untilDeadline } from './deadline';
 
 export interface RouterOptions {
@@ -39,6 +43,8 @@ export interface RouterOptions {
    * too, less a reserve for the last messages (see answerDeadline). Default: none of its own.
    */
   queryDeadlineMs?: number;
+  /** Read questions against the sites' profiles (default true; false: plain text search only). */
+  understand?: boolean;
   /**
    * Inactivity limit of the router's streams from rankers and tool services (ms): how soon a
    * service that died mid-answer is noticed. Keep it well above their heartbeat interval (2 s).
@@ -66,16 +72,34 @@ export function busPorts(
   ctx: HandlerContext,
   retrieveTimeoutMs = 10_000,
   inactivityMs?: number,
+  understander?: Understander,
 ): SearchPorts {
   return {
     retrieve: async (req, signal) =>
-      (await bus.request(contracts.search, req, ctx.onward({ signal, timeoutMs: retrieveTimeoutMs }))).items,
-    score: (query: string, items: StoredItem[], signal: AbortSignal) =>
+      await bus.request(contracts.search, req, ctx.onward({ signal, timeoutMs: retrieveTimeoutMs })),
+    score: (query: string, items: StoredItem[], signal: AbortSignal, understanding?: Understanding) =>
       bus.stream(
         contracts.score,
-        { query, items },
+        { query, items, ...(understanding ? { understanding } : {}) },
         ctx.onward({ signal, ...(inactivityMs ? { inactivityMs } : {}) }),
       ),
+    ...(understander
+      ? {
+          understand: async (query: string, site: string[], signal: AbortSignal) =>
+            (await understander.understand(query, site, signal))?.understanding,
+        }
+      : {}),
+  };
+}
+
+/** The understander's ports over NATS: the retriever's profiles and name index. */
+export function understandPorts(bus: Bus): UnderstandPorts {
+  return {
+    profiles: async (site, known, signal) =>
+      (await bus.request(contracts.profile, { site: [...site], known }, { signal, timeoutMs: 5_000 }))
+        .profiles,
+    names: async (site, text, signal) =>
+      (await bus.request(contracts.names, { site: [...site], text }, { signal, timeoutMs: 5_000 })).matches,
   };
 }
 
@@ -88,6 +112,11 @@ export function startRouter(bus: Bus, opts: RouterOptions = {}): { model: Answer
   const model = opts.model ?? { llm: llmFromEnv(), prompts: loadPrompts() };
   const tools = opts.tools === undefined ? loadTools() : opts.tools;
   const siteTypes = siteTypesFrom(bus);
+  // questions are read against the sites' profiles (opts.understand false: plain text search)
+  const understander =
+    opts.understand === false
+      ? undefined
+      : new Understander(understandPorts(bus), WordNet.get(), { llm: model.llm });
   const inactivity = opts.inactivityMs ? { inactivityMs: opts.inactivityMs } : {};
   bus.serveStream(contracts.ask, (req, ctx) => {
     const deadline = answerDeadline(Date.now(), ctx.deadline, opts.queryDeadlineMs);
@@ -112,7 +141,7 @@ export function startRouter(bus: Bus, opts: RouterOptions = {}): { model: Answer
       : undefined;
     return runAsk(
       req,
-      busPorts(bus, ctx, opts.retrieveTimeoutMs, opts.inactivityMs),
+      busPorts(bus, ctx, opts.retrieveTimeoutMs, opts.inactivityMs, understander),
       ctx.signal,
       deadline === undefined ? settings : { ...settings, rankDeadline: deadline },
       undefined,

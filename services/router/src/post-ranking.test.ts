@@ -86,7 +86,7 @@ describe('summarize and generate with an OpenAI-compatible model over HTTP', () 
     expect(nlws.items.map((i) => i.name)).toEqual(['Movie 1', 'Movie 2', 'Movie 3']);
   });
 
-  it('says so in a status message when the model fails, and the query still ends well', async () => {
+  it('writes it with the local composer when the model fails, says so, and the query ends well', async () => {
     fake.fail({ kind: 'status', status: 400 });
     const ports: SearchPorts = {
       retrieve: async () => results.map((r) => ({ ...r, '@type': 'Movie', retrievalScore: r.score })),
@@ -107,8 +107,16 @@ describe('summarize and generate with an OpenAI-compatible model over HTTP', () 
     }
     for (const m of msgs) expect(Message.safeParse(m).success).toBe(true);
     expect(
-      msgs.some((m) => m.message_type === 'status' && /summary could not be written/.test(m.content)),
+      msgs.some(
+        (m) =>
+          m.message_type === 'status' &&
+          /summary was written from the items by the local composer: the model refused the request/.test(
+            m.content,
+          ),
+      ),
     ).toBe(true);
+    const summary = msgs.find((m) => m.message_type === 'result' && '@type' in m && m['@type'] === 'Summary');
+    expect(summary).toMatchObject({ content: expect.stringContaining('Movie 1 [1]') as string });
     expect(msgs.at(-1)).toMatchObject({ message_type: 'end-nlweb-response' });
     expect(msgs.at(-1)).not.toHaveProperty('error');
   });

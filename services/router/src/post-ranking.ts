@@ -1,6 +1,19 @@
 import type { AskRequest, MessageBody, ResultItem } from '@askbus/contracts';
-import { createLlm, fillTemplate, loadPrompts, renderItems, type Llm, type PromptConfig } from '@askbus/llm';
+import {
+  createLlm,
+  fillTemplate,
+  loadPrompts,
+  renderItems,
+  streamOrLocal,
+  type AnsweredQuestion,
+  type Fallback,
+  type Llm,
+  type PromptConfig,
+} from '@askbus/llm';
+import type { SearchFindings } from './search-pipeline';
+import { superlativeOf } from '@askbus/understand';
 import { passedDeadline, untilAborted, untilDeadline } from './deadline';
+import { reasonInWords } from './degrade';
 
 /** The language model and prompts of the summarize and generate modes. */
 export interface AnswerModel {
@@ -33,6 +46,7 @@ export async function* postRanking(
   model: AnswerModel = localAnswerModel(),
   signal?: AbortSignal,
   deadline?: number,
+  findings: SearchFindings = {},
 ): AsyncGenerator<MessageBody, void, undefined> {
   const located = results
     .map((r) => ({ title: r.name, address: addressOf(r.schema_object) }))
@@ -56,23 +70,39 @@ export async function* postRanking(
     return;
   }
   const template = summarize ? model.prompts.summarize.prompt : model.prompts.generate.prompt;
-  const content = fillTemplate(template, {
-    'request.query': req.query,
-    items: renderItems(items, 1),
-    'request.top_k': String(items.length),
-  });
+  const answered = answeredOf(findings);
+  const content =
+    fillTemplate(template, {
+      'request.query': req.query,
+      items: renderItems(items, 1),
+      'request.top_k': String(items.length),
+    }) + (answered ? `\n${understoodNote(answered)}` : '');
   const what = summarize ? 'summary' : 'answer';
   const modelSignal = untilDeadline(signal ?? new AbortController().signal, deadline);
   let text = '';
   let cut = false;
+  // A model that fails before writing anything is replaced by the local composer; one that
+  // fails mid-answer leaves the text so far, closed as it stands.
+  let fellBack: Fallback | undefined;
+  let brokeOff: string | undefined;
   try {
-    const deltas = model.llm.stream({
-      messages: [{ role: 'user', content }],
-      tier: 'high',
-      maxTokens: summarize ? 400 : 800,
-      signal: modelSignal,
-      task: { kind: summarize ? 'summarize' : 'generate', query: req.query, items },
-    });
+    const deltas = streamOrLocal(
+      model.llm,
+      {
+        messages: [{ role: 'user', content }],
+        tier: 'high',
+        maxTokens: summarize ? 400 : 800,
+        signal: modelSignal,
+        queryId: req.queryId,
+        task: {
+          kind: summarize ? 'summarize' : 'generate',
+          query: req.query,
+          items,
+          ...(answered ? { answered } : {}),
+        },
+      },
+      (f) => (fellBack = f),
+    );
     // Raced with the deadline as well, so a client slow to notice its abort cannot hold the query.
     for await (const delta of untilAborted(deltas, modelSignal)) {
       text += delta;
@@ -81,13 +111,13 @@ export async function* postRanking(
   } catch (err) {
     if (signal?.aborted) throw err;
     if (!passedDeadline(modelSignal, signal)) {
-      yield {
-        message_type: 'status',
-        content: `The ${what} could not be written: ${err instanceof Error ? err.message : String(err)}`,
-      };
-      return;
-    }
-    cut = true;
+      const why = err instanceof Error ? err.message : String(err);
+      if (text.trim() === '') {
+        yield { message_type: 'status', content: `The ${what} could not be written: ${why}` };
+        return;
+      }
+      brokeOff = why;
+    } else cut = true;
   }
   text = text.trim();
   if (cut && text === '') {
@@ -108,6 +138,42 @@ export async function* postRanking(
       content: `The ${what} was cut at the query's deadline: it ends where the model had got to.`,
     };
   }
+  if (brokeOff !== undefined) {
+    yield {
+      message_type: 'status',
+      content: `The ${what} breaks off where the model failed (${brokeOff}).`,
+    };
+  }
+  if (fellBack) {
+    yield {
+      message_type: 'status',
+      content: `The ${what} was written from the items by the local composer: ${reasonInWords(fellBack.reason)}.`,
+    };
+  }
+}
+
+/** What the search understood and found, for the summary or answer to state. */
+function answeredOf(findings: SearchFindings): AnsweredQuestion | undefined {
+  const u = findings.understanding;
+  if (!u || (u.constraints.length === 0 && u.orders.length === 0)) return undefined;
+  const sort = u.orders.find((o) => o.strength === 'sort');
+  // a preference from one adjective ("heavy cars") reads as its superlative: "the heaviest"
+  const prefer = u.orders.find(
+    (o) => o.strength === 'prefer' && 'path' in o.target && /^[a-z]+$/i.test(o.phrase.trim()),
+  );
+  const lead = sort ? sort.phrase.replace(/^the\s+/i, '') : prefer ? superlativeOf(prefer.phrase) : undefined;
+  return {
+    noun: u.noun,
+    constraints: u.constraints.map((k) => k.text),
+    ...(lead ? { sort: `the ${lead}` } : {}),
+    ...(findings.outcome ? { matched: findings.outcome.matched } : {}),
+  };
+}
+
+/** The understanding in words, for a language model writing the summary or answer. */
+function understoodNote(a: AnsweredQuestion): string {
+  const parts = [...a.constraints, ...(a.sort ? [`sorted by ${a.sort}`] : [])];
+  return `The question was understood as: ${a.noun || 'items'}${parts.length ? ` (${parts.join('; ')})` : ''}${a.matched !== undefined ? `; ${a.matched} items satisfy it` : ''}. State this in the answer and cite only the items given.`;
 }
 
 /** The items an answer cites as [n] (1-based), in order of first citation; all when it cites none. */

@@ -2,11 +2,13 @@ import type {
   AskRequest,
   Message,
   MessageBody,
+  NamedItem,
   ResultItem,
   ToolHandler,
   ToolRunRequest,
 } from '@askbus/contracts';
 import {
+  completeOrLocal,
   DecontextualizeAnswer,
   RelevanceAnswer,
   RequiredInfoAnswer,
@@ -20,7 +22,13 @@ import type { z } from 'zod';
 import { BusError } from '@askbus/bus';
 import { untilDeadline } from './deadline';
 import { postRanking, type AnswerModel } from './post-ranking';
-import { runSearch, type SearchPorts, type SearchSettings, type SearchStats } from './search-pipeline';
+import {
+  runSearch,
+  type SearchFindings,
+  type SearchPorts,
+  type SearchSettings,
+  type SearchStats,
+} from './search-pipeline';
 import {
   defaultSelectionSettings,
   selectTools,
@@ -126,15 +134,25 @@ class Pump<T, R> {
   }
 }
 
-function ask<S extends z.ZodType>(llm: Llm, schema: S, task: RoutingTask, text: string, signal: AbortSignal) {
-  return llm.complete({
+/** A prepare step's answer: the model's, else the local provider's (a failing model degrades, never fails, the query). */
+async function ask<S extends z.ZodType>(
+  llm: Llm,
+  schema: S,
+  task: RoutingTask,
+  text: string,
+  signal: AbortSignal,
+  queryId?: string,
+): Promise<z.infer<S>> {
+  const { answer } = await completeOrLocal(llm, {
     messages: [{ role: 'user', content: taskPrompt(text, task) }],
     tier: 'high',
     jsonSchema: schema,
     schemaName: task.kind,
     task,
     signal,
-  }) as Promise<z.infer<S>>;
+    ...(queryId ? { queryId } : {}),
+  });
+  return answer;
 }
 
 /**
@@ -170,8 +188,11 @@ export async function* routeAsk(
     req.prev.length === 0 &&
     siteKey !== 'all' &&
     (explicit === undefined || explicit === 'search');
+  const ftFindings: SearchFindings = {};
   const fastTrack = eligible
-    ? new Pump(runSearch(req, ports, AbortSignal.any([signal, ftControl.signal]), settings, stats))
+    ? new Pump(
+        runSearch(req, ports, AbortSignal.any([signal, ftControl.signal]), settings, stats, ftFindings),
+      )
     : undefined;
   if (fastTrack) routed.fastTrack = 'used';
   const abortFastTrack = (reason: string): void => {
@@ -185,6 +206,10 @@ export async function* routeAsk(
   // prepare step takes its default.
   const prepareSignal = untilDeadline(signal, routing.deadline);
   const types = routing.siteTypes(req.site, prepareSignal).catch(() => [] as string[]);
+  // the question against the site's profile: its named items route to details and compare
+  const understood = ports.understand
+    ? ports.understand(req.query, req.site, prepareSignal).catch(() => undefined)
+    : Promise.resolve(undefined);
   const itemType = types.then((t) => t[0] ?? 'Thing');
 
   const decon = (async () => {
@@ -196,6 +221,7 @@ export async function* routeAsk(
         { kind: 'decontextualize', query: req.query, prev: req.prev },
         `The user asked, in order: ${JSON.stringify(req.prev)}. Their new question is "${req.query}". If it is a follow-up that needs the earlier questions to be understood (err on the side of follow-up), rewrite it to stand alone.`,
         prepareSignal,
+        req.queryId,
       );
       const q = a.decontextualized_query.trim();
       const changed = truthy(a.requires_decontextualization) && q !== '' && q !== req.query;
@@ -215,6 +241,7 @@ export async function* routeAsk(
         { kind: 'relevance', query: req.query, site: siteKey, siteTypes },
         `The site ${siteKey} holds ${siteTypes.join(', ') || 'items'}. Is the question "${req.query}" irrelevant to it?`,
         prepareSignal,
+        req.queryId,
       );
       const irrelevant = truthy(a.site_is_irrelevant_to_query);
       if (irrelevant) abortFastTrack('irrelevant');
@@ -233,6 +260,7 @@ export async function* routeAsk(
         { kind: 'required_info', query: req.query, itemType: await itemType },
         `Does the question "${req.query}" say enough to search for ${await itemType} items? If not, what should the user be asked?`,
         prepareSignal,
+        req.queryId,
       );
       const found = truthy(a.required_info_found);
       if (!found) abortFastTrack('required_info');
@@ -248,6 +276,14 @@ export async function* routeAsk(
     if (explicit !== undefined) {
       const tool =
         tools.find((t) => t.name === explicit) ?? (explicit === 'search' ? SEARCH_TOOL : undefined);
+      if (!tool) {
+        // a tool the site does not have is the caller's mistake: say which tools it has
+        const names = [...new Set(['search', ...tools.map((t) => t.name)])];
+        throw new BusError(
+          'bad_request',
+          `There is no tool "${explicit}" for ${siteKey === 'all' ? 'all sites' : `site ${siteKey}`} (${type} items); its tools are: ${names.join(', ')}.`,
+        );
+      }
       const stats: SelectionStats = {
         calls: 0,
         completed: 0,
@@ -256,10 +292,15 @@ export async function* routeAsk(
         elapsedMs: 0,
         skipped: 'explicit',
       };
-      if (tool && tool.name !== 'search') abortFastTrack('explicit_tool');
-      return { ranked: [{ tool: tool ?? SEARCH_TOOL, score: 100, params: {} }], stats };
+      if (tool.name !== 'search') abortFastTrack('explicit_tool');
+      return { ranked: [{ tool, score: 100, params: {} }], stats };
     }
-    const { query } = await decon;
+    const { query, changed } = await decon;
+    // a rewritten question is understood again (the first understanding was of the raw one)
+    const u =
+      changed && ports.understand
+        ? await ports.understand(query, req.site, prepareSignal).catch(() => undefined)
+        : await understood;
     const result = await selectTools(
       llm,
       tools,
@@ -267,6 +308,8 @@ export async function* routeAsk(
       type,
       prepareSignal,
       routing.selection ?? defaultSelectionSettings,
+      u ? { intent: u.intent, named: u.named.map((n) => n.name), asked: u.asked } : undefined,
+      req.queryId,
     );
     if (result.ranked[0]!.tool.name !== 'search') abortFastTrack('tool');
     return result;
@@ -319,12 +362,11 @@ export async function* routeAsk(
   const handler = top.tool.handler;
   if (top.tool.name !== 'search' && handler !== undefined && HANDLERS.has(handler)) {
     let begun = false;
+    // the items the question names, as the retriever found them, go with the tool's parameters
+    const named = d.changed ? undefined : await understood;
+    const params = withNamedItems(top.tool.name, top.params, named?.named ?? [], named?.asked ?? []);
     try {
-      for await (const m of routing.runTool(
-        handler as ToolHandler,
-        { ask: query, params: top.params },
-        signal,
-      )) {
+      for await (const m of routing.runTool(handler as ToolHandler, { ask: query, params }, signal)) {
         begun = true;
         yield unstamp(m);
       }
@@ -350,14 +392,43 @@ export async function* routeAsk(
 
   // The search path: FastTrack's results when its bet held, else a fresh search.
   let final: ResultItem[];
+  let findings: SearchFindings;
   if (fastTrack && !ftControl.signal.aborted) {
     final = yield* fastTrack.drain();
+    findings = ftFindings;
   } else {
     abortFastTrack('search_again');
-    final = yield* runSearch(query, ports, signal, settings, stats);
+    findings = {};
+    final = yield* runSearch(query, ports, signal, settings, stats, findings);
   }
   done();
-  for await (const body of postRanking(query, final, model, signal, settings.rankDeadline)) yield body;
+  for await (const body of postRanking(query, final, model, signal, settings.rankDeadline, findings))
+    yield body;
+}
+
+/**
+ * The tool's parameters with the named items' URLs (and their names as the site writes them):
+ * details takes the first (`item_url`), compare the first two (`item1_url`, `item2_url`).
+ */
+function withNamedItems(
+  tool: string,
+  params: Record<string, unknown>,
+  named: readonly NamedItem[],
+  asked: readonly string[],
+): Record<string, unknown> {
+  const [a, b] = named;
+  const paths = asked.length ? { asked_paths: [...asked] } : {};
+  if (tool === 'details' && a) return { ...params, item_name: a.name, item_url: a.url, ...paths };
+  if (tool === 'compare' && a && b)
+    return {
+      ...params,
+      item1_name: a.name,
+      item1_url: a.url,
+      item2_name: b.name,
+      item2_url: b.url,
+      ...paths,
+    };
+  return params;
 }
 
 /** A message from a tool service without its envelope: the router stamps its own. */

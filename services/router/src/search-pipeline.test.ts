@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AskRequest, Message, type RetrievedItem, type ScoredItem, type StoredItem } from '@askbus/contracts';
 import { runAsk } from './ask-pipeline';
 import { defaultSearchSettings, runSearch, type SearchPorts } from './search-pipeline';
+import { UNRANKED_NO_RANKER } from './degrade';
 
 const candidate = (n: number): RetrievedItem => ({
   url: `https://t.test/${n}`,
@@ -87,10 +88,20 @@ describe('runSearch', () => {
     expect(out.some((m) => m.message_type === 'status')).toBe(true);
   });
 
-  it('fails when every ranking batch fails', async () => {
-    await expect(collect(runSearch(request(), ports({ 1: 90 }, { failBatch: 0 }), signal))).rejects.toThrow(
-      'ranker died',
+  it('answers with the candidates unranked, and says so, when every ranking batch fails', async () => {
+    const stats = { retrieved: 0, scored: 0, failedBatches: 0, sent: 0 };
+    const { out, ret } = await collect(
+      runSearch(request(), ports({ 1: 90, 2: 80 }, { failBatch: 0 }), signal, defaultSearchSettings, stats),
     );
+    expect(out.map((m) => m.message_type)).toEqual(['status', 'result']);
+    expect((out[0] as { content: string }).content).toMatch(
+      /No ranker could score the candidates \(internal: ranker died\): these 2 of 2 candidates are unranked/,
+    );
+    expect(ret.map((r) => [r.url, r.score, r.description])).toEqual([
+      ['https://t.test/1', 0, UNRANKED_NO_RANKER],
+      ['https://t.test/2', 0, UNRANKED_NO_RANKER],
+    ]);
+    expect(stats).toMatchObject({ unranked: 2, sent: 2 });
   });
 
   it('says so when nothing is retrieved', async () => {

@@ -5,19 +5,38 @@ import type {
   ResultItem,
   RetrievedItem,
   ScoredItem,
+  SearchOutcome,
   SearchRequest,
   StoredItem,
+  Understanding,
 } from '@askbus/contracts';
 import { toResultItem, toStoredItem } from '@askbus/contracts';
 import { passesFilters, typesOf } from './filters';
 import { BusError } from '@askbus/bus';
 import { beforeAbort, passedDeadline, untilDeadline } from './deadline';
 import { mergeAsync } from './merge';
+import { FallbackTally, locallyScoredNote, UNRANKED_NO_RANKER, unrankedNote } from './degrade';
 
 /** What the search path needs from the rest of the system: over NATS, or in one process. */
 export interface SearchPorts {
-  retrieve(req: z.input<typeof SearchRequest>, signal: AbortSignal): Promise<RetrievedItem[]>;
-  score(query: string, items: StoredItem[], signal: AbortSignal): AsyncIterable<ScoredItem>;
+  retrieve(
+    req: z.input<typeof SearchRequest>,
+    signal: AbortSignal,
+  ): Promise<RetrievedItem[] | { items: RetrievedItem[]; outcome?: SearchOutcome }>;
+  score(
+    query: string,
+    items: StoredItem[],
+    signal: AbortSignal,
+    understanding?: Understanding,
+  ): AsyncIterable<ScoredItem>;
+  /** The question as structure against the sites' profiles (absent: plain text search). */
+  understand?(query: string, site: string[], signal: AbortSignal): Promise<Understanding | undefined>;
+}
+
+/** What the search path found out, for what follows it (summaries, answers). */
+export interface SearchFindings {
+  understanding?: Understanding;
+  outcome?: SearchOutcome;
 }
 
 export interface SearchSettings {
@@ -63,8 +82,13 @@ export interface SearchStats {
   missingItems?: number;
   /** Ranking was stopped by `rankDeadline` before every call had answered. */
   deadlinePassed?: boolean;
-  /** Candidates sent unranked, in retrieval order, because nothing was scored by the deadline. */
+  /**
+   * Candidates sent unranked, in retrieval order, because nothing was scored by the deadline or
+   * every ranking call failed.
+   */
   unranked?: number;
+  /** Items the local scorer scored because the rankers' model failed on them. */
+  scoredLocally?: number;
 }
 
 /** Failures of a ranking call that mean "that replica is gone", not "this input is bad". */
@@ -81,10 +105,11 @@ export async function* scoreResilient(
   batch: StoredItem[],
   signal: AbortSignal,
   onRetry: () => void = () => undefined,
+  understanding?: Understanding,
 ): AsyncGenerator<ScoredItem, void, undefined> {
   const done = new Set<string>();
   try {
-    for await (const s of ports.score(query, batch, signal)) {
+    for await (const s of ports.score(query, batch, signal, understanding)) {
       done.add(s.url);
       yield s;
     }
@@ -93,7 +118,7 @@ export async function* scoreResilient(
     const rest = batch.filter((item) => !done.has(item.url));
     if (rest.length === 0) return;
     onRetry();
-    yield* ports.score(query, rest, signal);
+    yield* ports.score(query, rest, signal, understanding);
   }
 }
 
@@ -113,21 +138,58 @@ export async function* runSearch(
   signal: AbortSignal,
   settings: SearchSettings = defaultSearchSettings,
   stats: SearchStats = { retrieved: 0, scored: 0, failedBatches: 0, sent: 0 },
+  findings: SearchFindings = {},
 ): AsyncGenerator<MessageBody, ResultItem[], undefined> {
   const types = typesOf(req.filters);
-  const candidates = (
-    await retrieveBeforeDeadline(
-      ports,
-      { query: req.query, site: req.site, numResults: settings.numCandidates, ...(types ? { types } : {}) },
-      signal,
-      settings.rankDeadline,
-    )
-  ).filter((item) => passesFilters(item, req.filters));
+  // the question as structure: a failure to understand it leaves the plain text search
+  const understood = ports.understand
+    ? await ports
+        .understand(req.query, req.site, untilDeadline(signal, settings.rankDeadline))
+        .catch((err: unknown) => {
+          if (signal.aborted) throw err;
+          return undefined;
+        })
+    : undefined;
+  const retrieved = await retrieveBeforeDeadline(
+    ports,
+    {
+      query: req.query,
+      site: req.site,
+      numResults: settings.numCandidates,
+      ...(types ? { types } : {}),
+      ...(understood ? { understanding: understood } : {}),
+    },
+    signal,
+    settings.rankDeadline,
+  );
+  const { items, outcome }: { items: RetrievedItem[]; outcome?: SearchOutcome | undefined } = Array.isArray(
+    retrieved,
+  )
+    ? { items: retrieved }
+    : retrieved;
+  const candidates = items.filter((item) => passesFilters(item, req.filters));
+  // what the rankers are told: the constraints the retriever kept
+  const understanding = understood && {
+    ...understood,
+    ...(outcome?.relaxed.length
+      ? { constraints: understood.constraints.filter((k) => !outcome.relaxed.includes(k.text)) }
+      : {}),
+    ...(outcome?.orders ? { orders: outcome.orders } : {}),
+  };
+  if (understanding) findings.understanding = understanding;
+  if (outcome) findings.outcome = outcome;
   stats.retrieved = candidates.length;
+  if (outcome && outcome.relaxed.length > 0 && candidates.length > 0) {
+    yield { message_type: 'status', content: relaxedMessage(understood!, outcome) };
+  }
   if (candidates.length === 0) {
     yield { message_type: 'no_results', content: `No results were found for "${req.query}".` };
     return [];
   }
+  // ties in score keep the retriever's order (it sorted superlatives exactly)
+  const retrievalRank = new Map(candidates.map((c, i) => [c.url, i]));
+  const byScore = (a: ResultItem, b: ResultItem): number =>
+    b.score - a.score || (retrievalRank.get(a.url) ?? 0) - (retrievalRank.get(b.url) ?? 0);
 
   const byUrl = new Map(candidates.map((c) => [c.url, c]));
   const batches: StoredItem[][] = [];
@@ -140,9 +202,16 @@ export async function* runSearch(
   const rankSignal = untilDeadline(signal, settings.rankDeadline);
   const scoredStream = mergeAsync(
     batches.map((batch) =>
-      scoreResilient(ports, req.query, batch, rankSignal, () => {
-        stats.retriedBatches = (stats.retriedBatches ?? 0) + 1;
-      }),
+      scoreResilient(
+        ports,
+        req.query,
+        batch,
+        rankSignal,
+        () => {
+          stats.retriedBatches = (stats.retriedBatches ?? 0) + 1;
+        },
+        understanding,
+      ),
     ),
     (err) => failures.push(err),
   );
@@ -150,6 +219,7 @@ export async function* runSearch(
   const sent = new Set<string>();
   const sentScores: number[] = [];
   const all: ResultItem[] = [];
+  const locallyScored = new FallbackTally();
   const canSendEarly = (score: number): boolean => {
     if (score <= settings.earlySendThreshold || score <= req.minScore) return false;
     if (sentScores.length < req.maxResults - 3) return true;
@@ -176,7 +246,8 @@ export async function* runSearch(
       const item = byUrl.get(scored.url);
       if (!item) continue; // a ranker answered for an item we did not send it: ignore it
       stats.scored++;
-      const result = toResultItem(item, scored.score, scored.description);
+      locallyScored.add(scored.fallbackReason);
+      const result = toResultItem(item, scored.score, scored.description, scored.debug);
       all.push(result);
       buffer.push(result);
       if (windowEnds === 0) windowEnds = Date.now() + settings.collateMs;
@@ -208,7 +279,16 @@ export async function* runSearch(
     return unranked;
   }
   if (!cutShort && failures.length === batches.length && all.length === 0) {
-    throw failures[0] instanceof Error ? failures[0] : new Error('every ranking call failed');
+    // Every ranking call failed (no ranker answers, every replica broke): the candidates are
+    // still an answer, unranked and said so, rather than an error.
+    const unranked = candidates.slice(0, req.maxResults).map((c) => toResultItem(c, 0, UNRANKED_NO_RANKER));
+    stats.unranked = unranked.length;
+    stats.sent = unranked.length;
+    const first = failures[0];
+    const why = `${codeOf(first)}: ${first instanceof Error ? first.message : String(first)}`;
+    yield { message_type: 'status', content: unrankedNote(unranked.length, candidates.length, why) };
+    yield { message_type: 'result', content: unranked };
+    return unranked;
   }
 
   // The rest, best first, above min_score, up to max_results in all.
@@ -218,6 +298,10 @@ export async function* runSearch(
     .slice(0, Math.max(0, req.maxResults - sent.size));
   for (const r of rest) sent.add(r.url);
   if (rest.length > 0) yield { message_type: 'result', content: rest };
+  if (locallyScored.total > 0) {
+    stats.scoredLocally = locallyScored.total;
+    yield { message_type: 'status', content: locallyScoredNote(locallyScored, candidates.length) };
+  }
   if (cutShort || failed.length > 0 || missing > 0) {
     yield {
       message_type: 'status',
@@ -232,7 +316,12 @@ export async function* runSearch(
   return final;
 }
 
-const byScore = (a: ResultItem, b: ResultItem): number => b.score - a.score;
+/** Says which parts of the question were dropped because together they left nothing. */
+function relaxedMessage(u: Understanding, outcome: SearchOutcome): string {
+  const noun = u.noun || 'item';
+  const dropped = outcome.relaxed.map((t) => `“${t}”`).join(' and ');
+  return `No ${noun} matched every part of the question, so ${dropped} ${outcome.relaxed.length > 1 ? 'were' : 'was'} left out: these ${outcome.matched} match the rest.`;
+}
 
 /**
  * The retrieval call, bounded by the query's deadline: past it the call is cancelled and the
@@ -243,7 +332,7 @@ async function retrieveBeforeDeadline(
   req: z.input<typeof SearchRequest>,
   signal: AbortSignal,
   deadline: number | undefined,
-): Promise<RetrievedItem[]> {
+): Promise<RetrievedItem[] | { items: RetrievedItem[]; outcome?: SearchOutcome }> {
   const retrieveSignal = untilDeadline(signal, deadline);
   try {
     // Raced with the signal too, so a retriever port slow to notice the abort cannot hold the query.

@@ -81,7 +81,7 @@ describe('tool selection', () => {
     expect(adapter.started).toBe(0);
   });
 
-  it('a model that fails for every tool means search', async () => {
+  it('a model that fails for every tool: the local tool scorer chooses instead', async () => {
     const llm = new Llm(
       {
         name: 'broken',
@@ -100,7 +100,13 @@ describe('tool selection', () => {
       'Movie',
       new AbortController().signal,
     );
-    expect(ranked[0]?.tool.name).toBe('search');
-    expect(stats.failed).toBe(4);
+    // As the local provider would have chosen: details, with the item named.
+    expect(ranked[0]?.tool.name).toBe('details');
+    expect(ranked[0]?.params).toMatchObject({ item_name: 'Alien' });
+    expect(stats.failed).toBe(0);
+    expect(stats.scoredLocally).toBeGreaterThanOrEqual(1);
+    expect(stats.fallbackReasons).toEqual({ unavailable: stats.scoredLocally });
+    // Every call fell back (counted for the metrics), though the selection stopped at the first ≥ 90.
+    expect(llm.fallbackCounts()).toEqual([{ task: 'tool_score', reason: 'unavailable', count: 4 }]);
   });
 });

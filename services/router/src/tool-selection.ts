@@ -1,4 +1,11 @@
-import { extractParams, fillTemplate, taskPrompt, ToolScoreAnswer, type Llm } from '@askbus/llm';
+import {
+  completeOrLocal,
+  extractParams,
+  fillTemplate,
+  taskPrompt,
+  ToolScoreAnswer,
+  type Llm,
+} from '@askbus/llm';
 import { paramNames, type ToolDef } from '@askbus/tools';
 
 /** NLWeb's thresholds (router.py): the first score ≥ 90 stops the others; below 70 is dropped. */
@@ -26,6 +33,12 @@ export interface SelectionStats {
   saved: number;
   failed: number;
   elapsedMs: number;
+  /**
+   * Tools the local tool scorer scored because the model failed on them (an error, a timeout, a
+   * malformed answer, an open circuit), and why, by reason.
+   */
+  scoredLocally?: number;
+  fallbackReasons?: Record<string, number>;
   /** Why no model was asked. */
   skipped?: 'single_tool' | 'explicit' | 'no_tools';
 }
@@ -46,6 +59,8 @@ export const SEARCH_TOOL: ToolDef = {
  * Scores every tool for a query with the model, all calls in flight at once, each with its own
  * AbortSignal. The first score ≥ earlyStop ends the selection and cancels the calls still
  * running; the answers in hand below minScore are dropped; with none left, search at score 0.
+ * A tool the model fails on is scored by the local tool scorer instead (counted in the stats);
+ * `queryId` names the query whose retry budget the calls share.
  */
 export async function selectTools(
   llm: Llm,
@@ -54,6 +69,8 @@ export async function selectTools(
   itemType: string,
   signal: AbortSignal,
   settings: SelectionSettings = defaultSelectionSettings,
+  understood?: { intent: 'search' | 'details' | 'compare'; named: string[]; asked: string[] },
+  queryId?: string,
 ): Promise<{ ranked: ToolChoice[]; stats: SelectionStats }> {
   const started = Date.now();
   const stats: SelectionStats = { calls: 0, completed: 0, saved: 0, failed: 0, elapsedMs: 0 };
@@ -91,21 +108,27 @@ export async function selectTools(
         query,
         itemType,
         tool: { name: tool.name, examples: tool.examples, params: paramNames(tool) },
+        ...(understood ? { understood } : {}),
       };
       const prompt = `${fillTemplate(tool.prompt, { 'request.query': query, 'request.itemType': itemType })}\nAnswer with JSON of this structure: ${JSON.stringify(tool.returnStruc)}`;
-      llm
-        .complete({
-          messages: [{ role: 'user', content: taskPrompt(prompt, task) }],
-          tier: 'high',
-          jsonSchema: ToolScoreAnswer,
-          schemaName: 'tool_score',
-          task,
-          signal: AbortSignal.any([signal, calls[i]!.signal]),
-        })
-        .then((answer) => {
+      completeOrLocal(llm, {
+        messages: [{ role: 'user', content: taskPrompt(prompt, task) }],
+        tier: 'high',
+        jsonSchema: ToolScoreAnswer,
+        schemaName: 'tool_score',
+        task,
+        signal: AbortSignal.any([signal, calls[i]!.signal]),
+        ...(queryId ? { queryId } : {}),
+      })
+        .then(({ answer, fallback }) => {
           if (stopped) return;
           pending.delete(i);
           stats.completed++;
+          if (fallback) {
+            stats.scoredLocally = (stats.scoredLocally ?? 0) + 1;
+            const reasons = (stats.fallbackReasons ??= {});
+            reasons[fallback.reason] = (reasons[fallback.reason] ?? 0) + 1;
+          }
           const { score, ...params } = answer;
           answers.push({ tool, score, params });
           if (settings.earlyStop !== null && score >= settings.earlyStop) finish();

@@ -1,7 +1,7 @@
-import type { MessageBody, RetrievedItem } from '@askbus/contracts';
+import type { MessageBody, StoredItem } from '@askbus/contracts';
 import type { Bus, HandlerContext } from '@askbus/bus';
 import { CompareAnswer, ItemMatchAnswer, extractParams, llmFromEnv, type Llm } from '@askbus/llm';
-import { ask, retrieve, serveTool, str, type ToolDeps } from '@askbus/tools';
+import { ask, itemNamed, itemsByUrl, retrieve, serveTool, str, type ToolDeps } from '@askbus/tools';
 
 /** Candidates per name (NLWeb: 20) and the match threshold (FindItemPrompt: > 75). */
 const NUM_CANDIDATES = 20;
@@ -14,7 +14,13 @@ async function findItem(
   ctx: HandlerContext,
   name: string,
   site: string[],
-): Promise<{ item: RetrievedItem; score: number } | undefined> {
+  url?: string,
+): Promise<{ item: StoredItem; score: number } | undefined> {
+  // the item the router found named in the question, else the one the name index finds
+  const direct = url
+    ? (await itemsByUrl(deps.bus, ctx, [url]))[0]
+    : await itemNamed(deps.bus, ctx, name, site);
+  if (direct) return { item: direct, score: 100 };
   const candidates = await retrieve(deps.bus, ctx, name, site, NUM_CANDIDATES);
   const scored = await Promise.all(
     candidates.map(async (item) => {
@@ -52,8 +58,8 @@ function text(v: unknown): string {
 
 /** Both items' fields side by side: one row per field either item has. */
 export function comparisonTable(
-  a: RetrievedItem,
-  b: RetrievedItem,
+  a: StoredItem,
+  b: StoredItem,
 ): { field: string; item1: string; item2: string }[] {
   const fields = [...new Set([...Object.keys(a.schema_object), ...Object.keys(b.schema_object)])].filter(
     (f) => !SKIP.has(f),
@@ -82,8 +88,8 @@ export async function* runCompare(
   }
   yield { message_type: 'intermediate_message', content: `Looking for ${name1} and ${name2}` };
   const [a, b] = await Promise.all([
-    findItem(deps, ctx, name1, req.ask.site),
-    findItem(deps, ctx, name2, req.ask.site),
+    findItem(deps, ctx, name1, req.ask.site, str(req.params.item1_url) || undefined),
+    findItem(deps, ctx, name2, req.ask.site, str(req.params.item2_url) || undefined),
   ]);
   if (!a || !b) {
     const missing = [!a ? name1 : undefined, !b ? name2 : undefined].filter(Boolean).join(' and ');
@@ -93,11 +99,20 @@ export async function* runCompare(
   const answer = await ask(
     deps.llm,
     CompareAnswer,
-    { kind: 'compare', query: req.ask.query, details_requested: requested, item1: a.item, item2: b.item },
+    {
+      kind: 'compare',
+      query: req.ask.query,
+      details_requested: requested,
+      item1: a.item,
+      item2: b.item,
+      ...(Array.isArray(req.params.asked_paths)
+        ? { aspects: req.params.asked_paths.filter((p): p is string => typeof p === 'string') }
+        : {}),
+    },
     `Compare these two items for the user's question "${req.ask.query}" and give a verdict.`,
     ctx.signal,
   );
-  const side = (x: RetrievedItem) => ({
+  const side = (x: StoredItem) => ({
     name: x.name,
     url: x.url,
     site: x.site,

@@ -1,7 +1,8 @@
-import type { MessageBody, RetrievedItem } from '@askbus/contracts';
+import type { MessageBody, RetrievedItem, StoredItem } from '@askbus/contracts';
+import { describeItem, extractFacts, factsByPath } from '@askbus/understand';
 import type { Bus } from '@askbus/bus';
 import { ItemMatchAnswer, extractParams, llmFromEnv, type Llm } from '@askbus/llm';
-import { ask, retrieve, serveTool, str, type ToolDeps } from '@askbus/tools';
+import { ask, itemNamed, itemsByUrl, retrieve, serveTool, str, type ToolDeps } from '@askbus/tools';
 
 /** Candidates searched for the item's name (NLWeb: 20). */
 const NUM_CANDIDATES = 20;
@@ -50,14 +51,23 @@ export function fieldText(v: unknown): string {
     .join(', ');
 }
 
-/** The item's facts as text, the requested ones first. */
-export function detailsText(item: RetrievedItem, requested: string): string {
+/**
+ * The item's facts as text: a sentence about it with the asked facts first (`askedPaths`, from
+ * the router's understanding of the question), then every field.
+ */
+export function detailsText(item: StoredItem, requested: string, askedPaths: readonly string[] = []): string {
   const o = item.schema_object;
   const key = requested.toLowerCase();
   const wanted = Object.hasOwn(FIELDS, key) ? FIELDS[key]! : [];
-  const lines: string[] = [];
+  const lines: string[] = [
+    describeItem({
+      name: item.name,
+      facts: factsByPath(extractFacts(o)),
+      asked: askedPaths,
+      ...(typeof o.description === 'string' ? { description: o.description } : {}),
+    }),
+  ];
   for (const k of wanted) if (o[k] !== undefined) lines.push(`${k}: ${fieldText(o[k])}`);
-  if (typeof o.description === 'string') lines.push(o.description);
   for (const [k, v] of Object.entries(o)) {
     if (SKIP.has(k) || k === 'description' || wanted.includes(k)) continue;
     const t = fieldText(v);
@@ -70,11 +80,34 @@ export function detailsText(item: RetrievedItem, requested: string): string {
 export async function* runDetails(
   req: { ask: { query: string; site: string[] }; params: Record<string, unknown> },
   ctx: Parameters<typeof retrieve>[1],
-  { bus, llm }: ToolDeps,
+  deps: ToolDeps,
 ): AsyncGenerator<MessageBody> {
+  const { bus, llm } = deps;
   const fallback = extractParams('details', req.ask.query);
-  const name = str(req.params.item_name) || str(fallback.item_name);
+  const name = str(req.params.item_name) || str(fallback.item_name) || req.ask.query;
   const requested = str(req.params.details_requested) || str(fallback.details_requested) || 'everything';
+  const askedPaths = Array.isArray(req.params.asked_paths)
+    ? req.params.asked_paths.filter((p): p is string => typeof p === 'string')
+    : [];
+  // the item the router found named in the question, else the one the name index finds
+  const url = str(req.params.item_url);
+  const direct = url
+    ? (await itemsByUrl(deps.bus, ctx, [url]))[0]
+    : await itemNamed(deps.bus, ctx, name, req.ask.site);
+  if (direct) {
+    yield {
+      message_type: 'item_details',
+      name: direct.name,
+      details: detailsText(direct, requested, askedPaths),
+      details_requested: requested,
+      score: 100,
+      explanation: `The question names ${direct.name}.`,
+      url: direct.url,
+      site: direct.site,
+      schema_object: direct.schema_object,
+    };
+    return;
+  }
   if (!name) {
     yield {
       message_type: 'no_results',
@@ -128,7 +161,7 @@ export async function* runDetails(
   yield {
     message_type: 'item_details',
     name: item.name,
-    details: detailsText(item, requested),
+    details: detailsText(item, requested, askedPaths),
     details_requested: requested,
     score,
     explanation,

@@ -247,7 +247,7 @@ describe('JSON-RPC binding', () => {
     expect((await rpc('GetTask', { id: 'x' }, { url: `${base}/a2a/` })).body.error?.code).toBe(-32001);
   });
 
-  it('refuses a request body over 10 MB with 413', async () => {
+  it('refuses a request body over the limit (1 MiB, body-limits.ts) with 413', async () => {
     const big = 'x'.repeat(10 * 1024 * 1024 + 10);
     const res = await fetch(`${base}/a2a`, {
       method: 'POST',
@@ -261,7 +261,7 @@ describe('JSON-RPC binding', () => {
     });
     expect(res.status).toBe(413);
     expect(await res.json()).toMatchObject({
-      error: { code: -32600, message: expect.stringMatching(/10 MB/) },
+      error: { code: -32600, message: expect.stringMatching(/larger than 1 MiB/) },
     });
     const r = await fetch(`${base}/a2a/rest/message:send`, {
       method: 'POST',
@@ -335,7 +335,7 @@ describe('versioning', () => {
     expect((await rpc('GetTask', { id }, { version: null })).body.error?.code).toBe(-32601);
   });
 
-  it('CARD-PROTO: the card declares both versions; v0.3 callers get the v0.3 card', async () => {
+  it('CARD-PROTO: the card declares both versions; A2A-Version: 0.3 gets the v0.3 card', async () => {
     const v1 = (await (
       await fetch(`${base}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } })
     ).json()) as {
@@ -352,10 +352,9 @@ describe('versioning', () => {
         expect.objectContaining({ protocolVersion: '0.3' }),
       ]),
     );
-    const old = (await (await fetch(`${base}/.well-known/agent-card.json`)).json()) as Record<
-      string,
-      unknown
-    >;
+    const old = (await (
+      await fetch(`${base}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '0.3' } })
+    ).json()) as Record<string, unknown>;
     expect(old).toMatchObject({ protocolVersion: '0.3', url: `${base}/a2a`, preferredTransport: 'JSONRPC' });
   });
 });

@@ -16,6 +16,8 @@ import type { Bus } from '@askbus/bus';
 import { AskRequest, contracts } from '@askbus/contracts';
 import type { Message, ResultItem } from '@askbus/contracts';
 import { failureOf } from '../errors';
+import { conversationTurns } from '../conversations/index';
+import type { ConversationTurns, RunningTurn } from '../conversations/index';
 import { AskArgs, WhoArgs, emptyAskOutput, issueText, renderAsk, renderSites, renderWho } from '../mcp/tools';
 import type { WhoOutput } from '../mcp/tools';
 import { rankSites } from '../who';
@@ -30,6 +32,8 @@ export interface ExecutorDeps {
   callTimeoutMs: number;
   /** Called with each query id a task starts, and when it ends (tests, metrics). */
   onQuery?: (queryId: string, state: 'start' | 'end', taskId: string) => void;
+  /** Told when the conversation store fails (the question then runs without its history). */
+  warn?: (err: unknown, msg: string) => void;
 }
 
 const ROUTER = 'the askbus router';
@@ -110,8 +114,12 @@ export class AskExecutor implements AgentExecutor {
   private readonly running = new Map<string, Running>();
   private readonly contexts = new Map<string, string>();
   private stopping = false;
+  /** A contextId is a conversation of the store /ask and the chat API share. */
+  private readonly turns: ConversationTurns;
 
-  constructor(private readonly deps: ExecutorDeps) {}
+  constructor(private readonly deps: ExecutorDeps) {
+    this.turns = conversationTurns(deps.bus, deps.warn ?? (() => undefined));
+  }
 
   /** Stops every running task (gateway shutdown); their queries are cancelled. */
   stopAll(): void {
@@ -247,7 +255,8 @@ export class AskExecutor implements AgentExecutor {
         queryId: randomUUID().replaceAll('-', ''),
         query: args.data.query,
         site: siteNames(args.data.site),
-        prev: [...(args.data.prev ?? []), ...earlierQueries(ctx.task, args.data.query)].slice(-50),
+        // An explicit prev wins; else the conversation's earlier questions (turns.start).
+        prev: args.data.prev ?? [],
         mode: args.data.mode ?? args.data.generate_mode ?? 'list',
         maxResults: args.data.max_results ?? 10,
         conversationId: contextId.slice(0, 200),
@@ -256,7 +265,11 @@ export class AskExecutor implements AgentExecutor {
         status(TaskState.TASK_STATE_REJECTED, `Invalid request for ask: ${issueText(request.error)}`);
         return;
       }
-      await this.ask(request.data, run, traceparent, status, artifact);
+      const user = ctx.context.user;
+      const turn = await this.turns.start(user?.isAuthenticated ? user.userName : '', request.data, {
+        fallbackPrev: earlierQueries(ctx.task, args.data.query),
+      });
+      await this.ask(turn, run, traceparent, status, artifact);
     } catch (err) {
       if (run.cancelled) return;
       const reason = this.stopping
@@ -279,7 +292,7 @@ export class AskExecutor implements AgentExecutor {
   }
 
   private async ask(
-    request: AskRequest,
+    turn: RunningTurn,
     run: Running,
     traceparent: string,
     status: (state: TaskState, message?: string, metadata?: Record<string, unknown>) => void,
@@ -289,6 +302,7 @@ export class AskExecutor implements AgentExecutor {
       last?: boolean,
     ) => void,
   ): Promise<void> {
+    const { request } = turn;
     const out = emptyAskOutput(request);
     const seen = new Set<string>();
     let resultChunks = 0;
@@ -356,7 +370,10 @@ export class AskExecutor implements AgentExecutor {
         timeoutMs: this.deps.callTimeoutMs,
         traceparent,
       });
-      for await (const m of stream) onMessage(m);
+      for await (const m of stream) {
+        turn.add(m);
+        onMessage(m);
+      }
       // A stream that ended because it was stopped is no answer.
       if (run.controller.signal.aborted) throw new Error('stopped');
     } catch (err) {
@@ -365,6 +382,7 @@ export class AskExecutor implements AgentExecutor {
       throw err;
     } finally {
       this.deps.onQuery?.(request.queryId, 'end', '');
+      void turn.end();
     }
     if (out.ask_user && out.results.length === 0) {
       status(TaskState.TASK_STATE_INPUT_REQUIRED, out.ask_user, { queryId: request.queryId });

@@ -2,9 +2,9 @@
  * A2A v1.0 in the gateway, on @a2a-js/sdk: the SDK's DefaultRequestHandler does the protocol;
  * its Express handlers (JSON-RPC, HTTP+JSON, the v0.3 compatibility layer, the v0.3 card) run
  * on the raw Node request and response after reply.hijack(). Fastify keeps what it is good at:
- * routing, the 10 MB body limit, CORS, auth, the v1.0 agent card with cache headers.
+ * routing, the body limits (body-limits.ts), CORS, auth, the v1.0 agent card with cache headers.
  *
- *   GET  /.well-known/agent-card.json   the card (v0.3 shape for callers without A2A-Version: 1.0)
+ *   GET  /.well-known/agent-card.json   the v1.0 card (the v0.3 shape for A2A-Version: 0.3)
  *   POST /a2a                           JSON-RPC (v1.0 names; v0.3 names without A2A-Version)
  *   *    /a2a/rest/...                  HTTP+JSON (/message:send, /tasks/{id}, …, /extendedAgentCard)
  *
@@ -39,6 +39,7 @@ import { ReplicatedEventBusManager } from './replicas';
 import type { ReplicaOptions } from './replicas';
 import { header } from '../auth';
 import { clientOf } from '../access';
+import { BODY_LIMITS, tooLargeMessage } from '../body-limits';
 import type { AccessControl } from '../access';
 
 export interface A2aOptions {
@@ -52,7 +53,7 @@ export interface A2aOptions {
   legacy?: boolean;
   /** Time limit of one task's run on the bus (ms), default 60 s. */
   callTimeoutMs?: number;
-  /** Largest request body (bytes), default 10 MB. */
+  /** Largest request body (bytes), default 1 MiB (BODY_LIMITS.a2aBytes). */
   maxBodyBytes?: number;
   /** Interval of `: keepalive` comments on A2A SSE streams (ms), default 15 s. */
   keepAliveMs?: number;
@@ -98,7 +99,6 @@ const express = createRequire(import.meta.url)('express') as () => ExpressApp;
 
 const JSON_TYPE = 'application/json';
 const A2A_TYPE = 'application/a2a+json';
-const TEN_MB = 10 * 1024 * 1024;
 
 /** A caller the access layer admitted with its key: the client's name. */
 class ClientUser implements User {
@@ -110,6 +110,13 @@ class ClientUser implements User {
     return this.name;
   }
 }
+
+/** Methods whose body Fastify leaves unread (DELETE and OPTIONS: when they have no content type). */
+const BODILESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
+
+/** Whether a request announces a body (RFC 9112 §6.3: a Transfer-Encoding or a non-zero length). */
+const carriesBody = (req: IncomingMessage): boolean =>
+  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 
 const mediaType = (req: IncomingMessage): string =>
   (header(req, 'content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase();
@@ -167,7 +174,11 @@ function invalidEnvelope(
 
 const SEND_METHODS = new Set(['SendMessage', 'SendStreamingMessage', 'message/send', 'message/stream']);
 
-/** The message of a send request (either binding), if the body is one. */
+/**
+ * The message of a send request (either binding), if the body is one, with its parts: v0.3's
+ * HTTP+JSON binding (the proto JSON of v0.3's Message) names them `content`, every other form
+ * `parts`.
+ */
 function messageOf(kind: 'jsonrpc' | 'rest', url: string, body: unknown): { parts?: unknown } | undefined {
   if (!body || typeof body !== 'object') return undefined;
   const b = body as { method?: unknown; params?: { message?: unknown }; message?: unknown };
@@ -179,14 +190,17 @@ function messageOf(kind: 'jsonrpc' | 'rest', url: string, body: unknown): { part
       : /\/message:(send|stream)(\?|$)/.test(url)
         ? b.message
         : undefined;
-  return m && typeof m === 'object' ? (m as { parts?: unknown }) : undefined;
+  if (!m || typeof m !== 'object') return undefined;
+  const msg = m as { parts?: unknown; content?: unknown };
+  if (kind === 'rest' && msg.parts === undefined && Array.isArray(msg.content)) return { parts: msg.content };
+  return msg;
 }
 
 export async function a2aPlugin(app: FastifyInstance, opts: A2aPluginOptions): Promise<void> {
   if (opts.enabled === false) return;
   const legacy = opts.legacy ?? true;
   const pushEnabled = opts.push?.enabled ?? true;
-  const maxBody = opts.maxBodyBytes ?? TEN_MB;
+  const maxBody = opts.maxBodyBytes ?? BODY_LIMITS.a2aBytes;
   const keepAliveMs = opts.keepAliveMs ?? 15_000;
   const maxAge = opts.cardMaxAgeSeconds ?? 300;
   const cardOpts: CardOptions = {
@@ -288,7 +302,15 @@ export async function a2aPlugin(app: FastifyInstance, opts: A2aPluginOptions): P
         : rpcError(-32601, 'Method not found'),
     );
   });
-  ex.use((err: Error, req: IncomingMessage, res: ServerResponse, _next: unknown) => {
+  ex.use((err: Error & { status?: unknown }, req: IncomingMessage, res: ServerResponse, _next: unknown) => {
+    // A body the SDK's own reader refused (too large, unreadable) is the client's fault: a 4xx.
+    const status = typeof err.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 0;
+    if (status && !res.headersSent) {
+      const rest = (req.url ?? '').startsWith(REST_PATH) || res.getHeader('content-type') === A2A_TYPE;
+      res.writeHead(status, { 'content-type': rest ? A2A_TYPE : JSON_TYPE });
+      res.end(rest ? restError(status, 'BAD_REQUEST', err.message) : rpcError(-32600, err.message));
+      return;
+    }
     app.log.error({ err }, 'A2A request failed');
     if (res.headersSent) {
       res.end();
@@ -347,6 +369,22 @@ export async function a2aPlugin(app: FastifyInstance, opts: A2aPluginOptions): P
     const q = (req.query as Record<string, unknown> | undefined)?.['A2A-Version'];
     if (rawReq.headers['a2a-version'] === undefined && typeof q === 'string')
       rawReq.headers['a2a-version'] = q;
+    // Fastify reads no body of a GET (nor of a DELETE without a content type); the SDK would,
+    // unbounded by the limits here. A2A's GETs and DELETEs take none: one that has a body is refused.
+    if (req.body === undefined && BODILESS.has(req.method) && carriesBody(rawReq)) {
+      const text = `a ${req.method} request takes no body`;
+      void reply
+        .code(400)
+        .header('connection', 'close')
+        .type(kind === 'rest' ? A2A_TYPE : JSON_TYPE)
+        .send(
+          kind === 'rest'
+            ? JSON.stringify(toRestErrorBody(new RequestMalformedError(text), 400))
+            : rpcError(-32600, `Invalid Request: ${text}`),
+        );
+      rawReq.resume();
+      return false;
+    }
     const body = req.body;
     if (!Buffer.isBuffer(body) || body.length === 0) return true;
     const type = mediaType(rawReq);
@@ -428,7 +466,7 @@ export async function a2aPlugin(app: FastifyInstance, opts: A2aPluginOptions): P
     const rest = req.url.startsWith(REST_PATH);
     const message =
       status === 413
-        ? `the request body exceeds ${Math.round(maxBody / 1024 / 1024)} MB`
+        ? tooLargeMessage(maxBody)
         : status < 500
           ? err.message
           : 'Internal error in the gateway';
@@ -444,7 +482,9 @@ export async function a2aPlugin(app: FastifyInstance, opts: A2aPluginOptions): P
 
   app.get(CARD_PATH, async (req, reply) => {
     const version = header(req.raw, 'a2a-version');
-    if (legacy && (!version || version === '0.3')) {
+    // Without A2A-Version the v1.0 card: it declares the 0.3 interfaces too, which the v0.3
+    // clients of @a2a-js/sdk read; `A2A-Version: 0.3` still gets the v0.3 card's shape.
+    if (legacy && version === '0.3') {
       await handOver(req, reply);
       return reply;
     }

@@ -11,7 +11,8 @@ import { lookup as dnsLookup } from 'node:dns';
 import type { LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { V1PushNotificationSerializer } from '@a2a-js/sdk/server';
 import type {
   PushNotificationSender,
@@ -52,56 +53,37 @@ export interface DeliveryReport {
 export const SIGNATURE_HEADER = 'X-A2A-Signature';
 export const TOKEN_HEADER = 'X-A2A-Notification-Token';
 
-const blocked = new BlockList();
-for (const [net, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  blocked.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['fec0::', 10],
-  ['ff00::', 8],
-  ['2001:db8::', 32],
-  ['100::', 64],
-] as const)
-  blocked.addSubnet(net, bits, 'ipv6');
+/**
+ * Global unicast IPv6 (RFC 4291 §2.4): everything else is loopback, link- or site-local,
+ * unique-local, multicast, reserved, or the IPv4-compatible ::/96 (`[::127.0.0.1]`).
+ */
+const GLOBAL_UNICAST_V6 = ipaddr.IPv6.parseCIDR('2000::/3');
+/** IPv6 forms that carry an IPv4 address in their last 32 bits: that address decides. */
+const EMBEDS_V4 = new Set(['ipv4Mapped', 'rfc6145']);
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
 
-/** The IPv4 address inside an IPv4-mapped or NAT64 IPv6 address, if any. */
-function embeddedV4(v6: string): string | undefined {
-  const m = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/i.exec(v6);
-  if (m) return m[1];
-  const h = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(v6);
-  if (!h?.[1] || !h[2]) return undefined;
-  const a = parseInt(h[1], 16);
-  const b = parseInt(h[2], 16);
-  return `${a >> 8}.${a & 255}.${b >> 8}.${b & 255}`;
+/** The IPv4 address in the last 32 bits of an IPv6 address. */
+function lastV4(v6: ipaddr.IPv6): ipaddr.IPv4 {
+  const b = v6.toByteArray();
+  return new ipaddr.IPv4(b.slice(12, 16));
 }
 
-/** True for an address a webhook must not reach by default. */
+/**
+ * True for an address a webhook must not reach by default. An allowlist: only public unicast
+ * is allowed (ipaddr.js's ranges), so no spelling gets around it: IPv4 in decimal, hex or octal
+ * (`2130706433`, `0x7f.1`, `0177.0.0.1`), IPv4-mapped, -translated and NAT64 IPv6 (the IPv4 inside
+ * decides), IPv4-compatible, 6to4 and Teredo IPv6, and anything that is no address at all.
+ */
 export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return blocked.check(address, 'ipv4');
-  if (family === 6) {
-    const v4 = embeddedV4(address);
-    return v4 !== undefined ? blocked.check(v4, 'ipv4') : blocked.check(address, 'ipv6');
+  const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  if (!ipaddr.isValid(bare)) return true;
+  let ip = ipaddr.parse(bare);
+  if (ip.kind() === 'ipv6') {
+    const v6 = ip as ipaddr.IPv6;
+    if (EMBEDS_V4.has(v6.range()) || v6.match(NAT64_WELL_KNOWN)) ip = lastV4(v6);
+    else return !(v6.match(GLOBAL_UNICAST_V6) && v6.range() === 'unicast');
   }
-  return true;
+  return ip.range() !== 'unicast';
 }
 
 const resolveAll = (host: string): Promise<LookupAddress[]> =>

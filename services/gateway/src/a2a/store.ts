@@ -16,6 +16,7 @@ import type {
   StoredPushNotificationConfig,
   TaskStore,
 } from '@a2a-js/sdk/server';
+import { jsonNestingExceeds } from '../json-nesting';
 
 export const TASKS_BUCKET = 'askbus_a2a_tasks';
 export const PUSH_BUCKET = 'askbus_a2a_push';
@@ -39,7 +40,10 @@ interface PageCursor {
 const encodeCursor = (c: PageCursor): string => Buffer.from(JSON.stringify(c)).toString('base64url');
 function decodeCursor(token: string): PageCursor | undefined {
   try {
-    const c = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as Partial<PageCursor>;
+    const text = Buffer.from(token, 'base64url').toString('utf8');
+    // A cursor is one flat object: a client's token nesting deeper is no cursor (body-limits.ts).
+    if (jsonNestingExceeds(text, 1)) return undefined;
+    const c = JSON.parse(text) as Partial<PageCursor>;
     return typeof c.t === 'string' && typeof c.id === 'string' ? { t: c.t, id: c.id } : undefined;
   } catch {
     return undefined;

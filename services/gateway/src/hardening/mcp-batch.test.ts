@@ -163,16 +163,24 @@ describe('MCP batches without a session', () => {
 });
 
 describe('MCP over HTTP: deep nesting', () => {
-  it('a 100 000-deep batch is one Invalid Request; deep params reach the method', async () => {
+  // body-limits.ts: JSON nested deeper than 64 levels is refused before it is parsed.
+  it('a 100 000-deep batch, and 100 000-deep params, are one Invalid Request; params under the limit reach the method', async () => {
     const depth = 100_000;
     const arrays = await post('['.repeat(depth) + ']'.repeat(depth));
     expect(arrays.status).toBe(400);
-    expect(outline(arrays.answers)).toEqual([{ id: null, code: -32600 }]);
-    const deep = `{"x":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`;
-    const ping = await post(`{"jsonrpc":"2.0","id":"deep","method":"ping","params":${deep}}`);
+    expect(arrays.answers).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
+    const deep = (n: number): string => `{"x":${'{"a":'.repeat(n)}1${'}'.repeat(n)}}`;
+    const refused = await post(`{"jsonrpc":"2.0","id":"deep","method":"ping","params":${deep(depth)}}`);
+    expect(refused.status).toBe(400);
+    expect(refused.answers).toMatchObject({
+      id: null,
+      error: { code: -32600, message: expect.stringMatching(/deeper than 64/) },
+    });
+    // 60 levels inside params (the envelope adds 2): answered.
+    const ping = await post(`{"jsonrpc":"2.0","id":"deep","method":"ping","params":${deep(60)}}`);
     expect(ping.answers).toEqual({ jsonrpc: '2.0', id: 'deep', result: {} });
     const call = await post(
-      `{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"who","arguments":{"query":${deep}}}}`,
+      `{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"who","arguments":{"query":${deep(55)}}}}`,
     );
     expect(call.answers).toMatchObject({ id: 'c', error: { code: -32602 } });
   });

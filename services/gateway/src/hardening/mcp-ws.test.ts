@@ -212,21 +212,24 @@ describe('MCP over WebSocket: arbitrary frames', () => {
 });
 
 describe('MCP over WebSocket: hostile frames', () => {
-  it('deep nesting: a 40 000-deep array is an Invalid Request, deep params reach the method', async () => {
+  it('deep nesting: a 40 000-deep frame is an Invalid Request before it is parsed; params under the limit reach the method', async () => {
     const peer = await Peer.open();
-    // as deep as the frame limit allows (5 bytes a level for objects)
+    // as deep as the frame limit allows (5 bytes a level for objects); body-limits.ts refuses past 64
     const depth = 40_000;
+    const deep = (n: number): string => `{"x":${'{"a":'.repeat(n)}1${'}'.repeat(n)}}`;
     peer.ws.send('['.repeat(depth) + ']'.repeat(depth));
+    peer.ws.send(`{"jsonrpc":"2.0","id":"deep","method":"ping","params":${deep(depth)}}`);
+    peer.ws.send(`{"jsonrpc":"2.0","id":"shallow","method":"ping","params":${deep(60)}}`);
+    const args = `${'['.repeat(55)}${']'.repeat(55)}`;
     peer.ws.send(
-      `{"jsonrpc":"2.0","id":"deep","method":"ping","params":{"x":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}}`,
+      `{"jsonrpc":"2.0","id":"deep-call","method":"tools/call","params":{"name":"who","arguments":{"query":${args}}}}`,
     );
-    const deepArgs = `${'['.repeat(depth)}${']'.repeat(depth)}`;
-    peer.ws.send(
-      `{"jsonrpc":"2.0","id":"deep-call","method":"tools/call","params":{"name":"who","arguments":{"query":${deepArgs}}}}`,
-    );
-    await peer.until(() => peer.answers.length >= 3, 'deep frames');
-    expect(peer.answers.find((a) => a.id === null)?.error?.code).toBe(-32600);
-    expect(peer.answerTo('deep')).toEqual({ jsonrpc: '2.0', id: 'deep', result: {} });
+    await peer.until(() => peer.answers.length >= 4, 'deep frames');
+    const refusals = peer.answers.filter((a) => a.id === null);
+    expect(refusals).toHaveLength(2);
+    for (const r of refusals) expect(r.error?.code).toBe(-32600);
+    expect(peer.answerTo('deep')).toBeUndefined();
+    expect(peer.answerTo('shallow')).toEqual({ jsonrpc: '2.0', id: 'shallow', result: {} });
     expect(peer.answerTo('deep-call')?.error?.code).toBe(-32602);
     await peer.ping('after-deep');
     peer.close();

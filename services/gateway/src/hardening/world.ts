@@ -82,15 +82,16 @@ export function isNlwebError(body: unknown): boolean {
   );
 }
 
-/** Whether a body is a 0.5 Failure: {_meta:{response_type:"Failure"}, error:{code, message}}. */
+/** Whether a body is a 0.5 failure: {_meta:{error:{code, message}}, content:[{type:"text"}]} (v05.ts). */
 export function isV05Error(body: unknown): boolean {
   return (
     isRecord(body) &&
     isRecord(body._meta) &&
-    body._meta.response_type === 'Failure' &&
-    isRecord(body.error) &&
-    typeof body.error.code === 'string' &&
-    typeof body.error.message === 'string'
+    isRecord(body._meta.error) &&
+    typeof body._meta.error.code === 'string' &&
+    typeof body._meta.error.message === 'string' &&
+    Array.isArray(body.content) &&
+    body.content.some((c) => isRecord(c) && c.type === 'text')
   );
 }
 

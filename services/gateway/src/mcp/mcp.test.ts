@@ -158,15 +158,25 @@ describe.each<Kind>(['http', 'ws'])('MCP over %s with the SDK client', (kind) =>
       ],
     });
     expect(textOf(sites)).toContain('- movies: 3 items (Movie)');
-    const who = await client.callTool({ name: 'who', arguments: { query: 'fast cars' } });
-    expect(who.structuredContent).toMatchObject({
-      query: 'fast cars',
+    // The fake retriever finds a Movie for "car" too; only the cars match it (who.ts ranking).
+    const who = await client.callTool({ name: 'who', arguments: { query: 'car' } });
+    expect(who.structuredContent).toEqual({
+      query: 'car',
       sites: [
-        { name: 'cars', hits: 2, top_score: 0.9 },
-        { name: 'movies', hits: 1, top_score: 0.3 },
+        {
+          name: 'cars',
+          score: expect.any(Number),
+          matches: 2,
+          hits: 2,
+          item_count: 2,
+          types: ['Car'],
+          best: { name: 'Car 0', url: 'https://cars.example/item/0', score: expect.any(Number) },
+        },
       ],
     });
-    expect(textOf(who)).toContain('1. cars: 2 matching items');
+    const [cars] = (who.structuredContent as { sites: { score: number }[] }).sites;
+    expect(cars!.score).toBeGreaterThanOrEqual(60);
+    expect(textOf(who)).toContain(`1. cars: score ${cars!.score}, 2 matching items (best: Car 0)`);
   });
 
   it('details and compare advertise their arguments and structured output', async () => {

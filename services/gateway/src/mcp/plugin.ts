@@ -1,6 +1,7 @@
 /**
  * MCP in the gateway: Streamable HTTP at /mcp (sessions, SSE, resumability), NLWeb's plain
- * JSON-RPC POST at /mcp (one JSON answer, no session), and WebSocket at /mcp/ws.
+ * JSON-RPC POST at /mcp (one JSON answer, no session), WebSocket at /mcp/ws, and the
+ * 2024-11-05 HTTP+SSE transport at /mcp/sse + /mcp/messages (legacy-sse.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
@@ -19,11 +20,13 @@ import { MemoryEventStore } from './event-store';
 import { OTEL_CONTEXT, createMcpServer } from './server';
 import type { McpServerDeps } from './server';
 import { WebSocketServerTransport } from './ws-transport';
+import { legacySseRoutes } from './legacy-sse';
 import { checkBody, requestMethods } from './envelope';
 import type { BodyCheck } from './envelope';
 import { webRequest, withBatchErrors, writeResponse } from './web-bridge';
 import { header } from '../auth';
 import { admitUpgrade } from '../access';
+import { BODY_LIMITS, tooLargeMessage } from '../body-limits';
 import type { AccessControl } from '../access';
 
 /** WebSocket sub-protocols the server speaks (the same JSON-RPC frames under both names). */
@@ -48,8 +51,10 @@ export interface McpOptions {
   sessionIdleMs?: number;
   /** At most this many Streamable HTTP sessions at once (default 1000). */
   maxSessions?: number;
-  /** Largest JSON-RPC message accepted (bytes), default 4 MiB. */
+  /** Largest JSON-RPC message accepted (bytes), default 1 MiB (BODY_LIMITS.mcpBytes). */
   maxMessageBytes?: number;
+  /** Deepest JSON nesting of a WebSocket frame (bodies: the gateway's own check), default 64. */
+  maxJsonDepth?: number;
 }
 
 export interface McpPluginOptions extends McpOptions {
@@ -107,7 +112,8 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
       .split(',')
       .map((o) => o.trim())
       .filter(Boolean);
-  const maxBytes = opts.maxMessageBytes ?? 4 * 1024 * 1024;
+  const maxBytes = opts.maxMessageBytes ?? BODY_LIMITS.mcpBytes;
+  const maxJsonDepth = opts.maxJsonDepth ?? BODY_LIMITS.jsonDepth;
   const wsPingMs = opts.wsPingMs ?? 30_000;
   const sessionIdleMs = opts.sessionIdleMs ?? 30 * 60_000;
   const maxSessions = opts.maxSessions ?? 1_000;
@@ -222,7 +228,16 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     return reply
       .code(status)
       .type('application/json')
-      .send(rpcError(code, status < 500 ? err.message : 'Internal error in the gateway'));
+      .send(
+        rpcError(
+          code,
+          status === 413
+            ? tooLargeMessage(maxBytes)
+            : status < 500
+              ? err.message
+              : 'Internal error in the gateway',
+        ),
+      );
   });
 
   app.post(MCP_PATH, async (req, reply) => {
@@ -311,6 +326,15 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
   app.get(MCP_PATH, sessionRoute);
   app.delete(MCP_PATH, sessionRoute);
 
+  // The 2024-11-05 HTTP+SSE transport at /mcp/sse and /mcp/messages (legacy-sse.ts).
+  legacySseRoutes(app, {
+    createServer: () => createMcpServer(deps),
+    guard,
+    closing: () => closing,
+    maxSessions,
+    keepAliveMs: opts.sseKeepAliveMs ?? 15_000,
+  });
+
   // ------------------------------------------------------------------ WebSocket at /mcp/ws
 
   const wss = new WebSocketServer({
@@ -343,7 +367,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
       void server.close();
     });
     void server
-      .connect(new WebSocketServerTransport(ws, { handles: requestMethods(server) }))
+      .connect(new WebSocketServerTransport(ws, { handles: requestMethods(server) }, maxJsonDepth))
       .catch((err: unknown) => {
         app.log.error({ err }, 'MCP WebSocket failed to start');
         ws.terminate();

@@ -19,14 +19,18 @@ export interface McpWorld {
   stop(): Promise<void>;
 }
 
-const hit = (site: string, n: number, score: number): RetrievedItem => ({
-  url: `https://${site}.example/item/${n}`,
-  name: `Item ${n}`,
-  site,
-  '@type': 'Thing',
-  schema_object: { '@type': 'Thing' },
-  retrievalScore: score,
-});
+/** A found item: a Car on site cars, else a Movie, named after its type ("Car 0"). */
+const hit = (site: string, n: number, score: number): RetrievedItem => {
+  const type = site === 'cars' ? 'Car' : 'Movie';
+  return {
+    url: `https://${site}.example/item/${n}`,
+    name: `${type} ${n}`,
+    site,
+    '@type': type,
+    schema_object: { '@type': type, name: `${type} ${n}` },
+    retrievalScore: score,
+  };
+};
 
 /**
  * contracts.search for `who`: "cars" queries hit cars twice and movies once; anything else hits

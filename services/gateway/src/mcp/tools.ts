@@ -70,12 +70,15 @@ export const WhoArgs = z.object({
 });
 export type WhoArgs = z.infer<typeof WhoArgs>;
 
+/** A site that can answer (search-core's SiteRank): its 0–100 score is its best item's. */
 export const WhoSite = z.object({
   name: z.string(),
+  score: z.number(),
+  matches: z.number().int(),
   hits: z.number().int(),
-  top_score: z.number(),
   item_count: z.number().int(),
   types: z.array(z.string()),
+  best: z.object({ name: z.string(), url: z.string(), score: z.number() }),
 });
 export const WhoOutput = z.object({ query: z.string(), sites: z.array(WhoSite) });
 export type WhoOutput = z.infer<typeof WhoOutput>;
@@ -333,11 +336,11 @@ export function renderSites(out: ListSitesOutput): string {
 }
 
 export function renderWho(out: WhoOutput): string {
-  if (out.sites.length === 0) return `No loaded site has items matching "${out.query}".`;
+  if (out.sites.length === 0) return `No loaded site can answer "${out.query}".`;
   return [
     `Sites that can answer "${out.query}", best first:`,
     ...out.sites.map(
-      (s, i) => `${i + 1}. ${s.name}: ${s.hits} matching items, best score ${Number(s.top_score.toFixed(3))}`,
+      (s, i) => `${i + 1}. ${s.name}: score ${s.score}, ${s.matches} matching items (best: ${s.best.name})`,
     ),
   ].join('\n');
 }

@@ -8,6 +8,8 @@ import WebSocket from 'ws';
 import type { RawData } from 'ws';
 import { MAX_BATCH, checkMessage } from './envelope';
 import type { CheckOptions } from './envelope';
+import { BODY_LIMITS, JsonTooDeepError } from '../body-limits';
+import { jsonNestingExceeds } from '../json-nesting';
 
 /** The JSON-RPC error a peer gets for a frame that is no message at all. */
 function errorFrame(code: number, message: string, id: string | number | null = null): string {
@@ -26,6 +28,8 @@ export class WebSocketServerTransport implements Transport {
   constructor(
     private readonly socket: WebSocket,
     private readonly envelope: CheckOptions = { handles: () => true },
+    /** Frames nesting deeper are refused before JSON.parse (body-limits.ts). */
+    private readonly maxJsonDepth: number = BODY_LIMITS.jsonDepth,
   ) {}
 
   async start(): Promise<void> {
@@ -53,6 +57,15 @@ export class WebSocketServerTransport implements Transport {
       return;
     }
     const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    if (jsonNestingExceeds(buf, this.maxJsonDepth)) {
+      this.reply(
+        errorFrame(
+          -32600,
+          `Invalid Request: ${new JsonTooDeepError(this.maxJsonDepth, { frame: true }).message}`,
+        ),
+      );
+      return;
+    }
     const text = buf.toString('utf8');
     let raw: unknown;
     try {

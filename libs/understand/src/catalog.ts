@@ -1,0 +1,76 @@
+import { randomBytes } from 'node:crypto';
+import type { SiteProfile, StoredItem } from '@askbus/contracts';
+import { extractFacts, factsByPath, itemYear, type Fact } from './facts';
+import { NameIndex } from './names';
+import { contributionOf, ProfileBuilder } from './profile';
+
+/**
+ * What a store knows of its items besides the items: each site's profile (kept by counts as
+ * items come and go), the names index, and (optionally) each item's facts for filtering in
+ * memory. Both retriever backends keep one; it changes only through `add` and `remove`.
+ */
+export class SiteCatalog {
+  private readonly builders = new Map<string, ProfileBuilder>();
+  private readonly factMaps = new Map<string, Map<string, Fact[]>>();
+  readonly names = new NameIndex();
+  /** Tells this process's profile versions from another's (a restart starts counting again). */
+  private readonly epoch = randomBytes(3).toString('hex');
+
+  /** @param keepFacts keep every item's facts in memory (the embedded index filters with them). */
+  constructor(private readonly keepFacts: boolean) {}
+
+  add(item: StoredItem): void {
+    const facts = extractFacts(item.schema_object);
+    this.builder(item.site).add(contributionOf(item['@type'], facts));
+    const year = itemYear(facts);
+    this.names.add({
+      url: item.url,
+      name: item.name,
+      site: item.site,
+      type: item['@type'],
+      ...(year !== undefined ? { year } : {}),
+    });
+    if (this.keepFacts) this.factMaps.set(item.url, factsByPath(facts.filter((f) => f.kind !== 'text')));
+  }
+
+  /** Undoes `add` of this very item (pass the item as it was added). */
+  remove(item: StoredItem): void {
+    const b = this.builders.get(item.site);
+    if (b) {
+      b.remove(contributionOf(item['@type'], extractFacts(item.schema_object)));
+      if (b.size <= 0) this.builders.delete(item.site);
+    }
+    this.names.remove(item.url);
+    this.factMaps.delete(item.url);
+  }
+
+  /** The item's facts by path (kept ones, else computed). */
+  facts(item: StoredItem): Map<string, Fact[]> {
+    return (
+      this.factMaps.get(item.url) ??
+      factsByPath(extractFacts(item.schema_object).filter((f) => f.kind !== 'text'))
+    );
+  }
+
+  profile(site: string): SiteProfile | undefined {
+    const b = this.builders.get(site);
+    if (!b) return undefined;
+    const p = b.profile();
+    return { ...p, version: `${this.epoch}-${p.version}` };
+  }
+
+  version(site: string): string | undefined {
+    const b = this.builders.get(site);
+    return b ? `${this.epoch}-${b.version}` : undefined;
+  }
+
+  get siteNames(): string[] {
+    return [...this.builders.keys()].sort();
+  }
+
+  private builder(site: string): ProfileBuilder {
+    let b = this.builders.get(site);
+    if (!b) this.builders.set(site, (b = new ProfileBuilder(site)));
+    return b;
+  }
+}

@@ -1,0 +1,433 @@
+import { canonicalUnit, toCanonical, unitOf, type Dimension, type Unit } from './units';
+
+/**
+ * An item's facts: every value its schema.org object carries, flattened to a property path with
+ * the words that name it, its kind and (for numbers) its unit converted to the canonical one.
+ * Nothing here knows a site: paths and labels come from the data's own keys, `PropertyValue`
+ * names, `unitText`/`unitCode` and units written in keys ("Body Mass (g)", "Weight_in_lbs").
+ */
+export type FactKind = 'number' | 'date' | 'string' | 'text' | 'name';
+
+export interface Fact {
+  /** `weight`, `vehicleEngine.enginePower`, `additionalProperty.body mass`, `director`. */
+  path: string;
+  /** The property's own words, lowercase ("engine power", "body mass"). */
+  label: string;
+  /** Words of the enclosing objects ("vehicle engine"). */
+  context: string;
+  kind: FactKind;
+  /** Numbers in the canonical unit; dates as fractional years (1998.45). */
+  num?: number;
+  /** Strings as written (names, values, text); for dates the date as written. */
+  str?: string;
+  unit?: string;
+  /** The unit as the data wrote it (`lb`, `s`, `cu in`), for showing the number the site's way. */
+  srcUnit?: string;
+  dimension?: Dimension;
+}
+
+/** Keys that are links, identifiers or markup, not facts about the item. */
+const SKIP_KEYS = new Set([
+  '@context',
+  '@id',
+  '@type',
+  'url',
+  'sameAs',
+  'image',
+  'logo',
+  'thumbnailUrl',
+  'contentUrl',
+  'embedUrl',
+  'unitCode',
+  'unitText',
+  'mainEntityOfPage',
+  'potentialAction',
+  'isPartOf',
+  'breadcrumb',
+  '@language',
+]);
+/** Top-level keys that hold the item's own name. */
+const NAME_KEYS = new Set(['name', 'headline', 'alternateName', 'title']);
+/** Keys whose strings are prose about the item. */
+const TEXT_KEYS = new Set([
+  'description',
+  'text',
+  'articleBody',
+  'abstract',
+  'reviewBody',
+  'disambiguatingDescription',
+  'summary',
+]);
+
+const MAX_DEPTH = 6;
+const MAX_ARRAY = 100;
+const MAX_FACTS = 500;
+/** Longer strings, or more words, are prose rather than a value. */
+const MAX_VALUE_CHARS = 80;
+const MAX_VALUE_WORDS = 10;
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** "engineDisplacement" → "engine displacement"; "home_team" → "home team"; "Body Mass (g)" → "body mass". */
+export function keyWords(key: string, camelCase = true): string {
+  const spaced = key.replace(/\([^)]*\)/g, ' ');
+  return (
+    camelCase
+      ? spaced.replace(/([a-z\d])([A-Z])/g, '$1 $2').replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+      : spaced
+  )
+    .replace(/[_\-.:/]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .toLowerCase();
+}
+
+/**
+ * A key's words and the unit it is written in, when the key says: "Body Mass (g)" → body mass, g;
+ * "Weight_in_lbs" → weight, lb; "Miles_per_Gallon" → miles per gallon, mpg (the key is a unit).
+ */
+export function keyLabel(key: string, camelCase = true): { label: string; unit?: Unit } {
+  const paren = /\(([^)]{1,20})\)\s*$/.exec(key);
+  const parenUnit = paren ? unitOf(paren[1]) : undefined;
+  let label = keyWords(key, camelCase);
+  if (parenUnit) return { label, unit: parenUnit };
+  const inUnit = /^(.+?) in ([a-z/ ]{1,20})$/.exec(label);
+  const trailing = inUnit ? unitOf(inUnit[2]) : undefined;
+  if (inUnit && trailing) return { label: inUnit[1]!, unit: trailing };
+  const whole = label.includes(' ') ? unitOf(label) : undefined;
+  if (whole) return { label, unit: whole };
+  label = label.replace(/\s+/g, ' ');
+  return { label };
+}
+
+/** A finite number from a number or a numeric string ("7.3", "1,200"); else undefined. */
+export function toNumber(v: unknown): number | undefined {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
+  if (typeof v !== 'string') return undefined;
+  const t = v.trim().replace(/,(?=\d{3}\b)/g, '');
+  if (!/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(t)) return undefined;
+  const n = Number(t);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+const DATE = /^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/** "1998-06-12" → 1998.44; "1998" → 1998; anything else undefined. */
+export function dateToYear(text: string): number | undefined {
+  const m = DATE.exec(text.trim());
+  if (!m) return undefined;
+  const year = Number(m[1]);
+  if (year < 1000 || year > 2999) return undefined;
+  const month = m[2] ? Number(m[2]) : 1;
+  const day = m[3] ? Number(m[3]) : 1;
+  if (month < 1 || month > 12 || day < 1 || day > 31) return undefined;
+  const start = Date.UTC(year, 0, 1);
+  const at = Date.UTC(year, month - 1, day);
+  const end = Date.UTC(year + 1, 0, 1);
+  return year + (at - start) / (end - start);
+}
+
+/** ISO 8601 durations ("PT2H14M", "P1DT3H") in minutes. */
+export function durationMinutes(text: string): number | undefined {
+  const m =
+    /^P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/i.exec(
+      text.trim(),
+    );
+  if (!m || text.trim().length < 3) return undefined;
+  const [, d = '0', h = '0', min = '0', s = '0'] = m;
+  return Number(d) * 1440 + Number(h) * 60 + Number(min) + Number(s) / 60;
+}
+
+/** "3,504 lbs", "$1.2 million", "150 min" → value in its unit; plain prose → undefined. */
+export function quantityInText(text: string): { value: number; unit: Unit } | undefined {
+  const m = /^([$€£¥])?\s*([-+]?[\d,]*\.?\d+)\s*(thousand|million|billion)?\s*([^\d\s][^\d]{0,24})?$/i.exec(
+    text.trim(),
+  );
+  if (!m) return undefined;
+  const [, currency, digits, scale, rest] = m;
+  const value = toNumber(digits!.replace(/,/g, ''));
+  if (value === undefined) return undefined;
+  const factor = scale ? { thousand: 1e3, million: 1e6, billion: 1e9 }[scale.toLowerCase() as 'thousand'] : 1;
+  const unit = currency ? unitOf(currency) : rest ? unitOf(rest.trim()) : undefined;
+  if (!unit) return undefined;
+  return { value: value * factor, unit };
+}
+
+interface Walk {
+  out: Fact[];
+}
+
+function push(w: Walk, fact: Fact): void {
+  if (w.out.length < MAX_FACTS) w.out.push(fact);
+}
+
+/** A number with a unit (from the data or the key) as a fact. */
+function numberFact(
+  path: string,
+  label: string,
+  context: string,
+  value: number,
+  unit: Unit | undefined,
+): Fact {
+  if (!unit) return { path, label, context, kind: 'number', num: value };
+  return {
+    path,
+    label,
+    context,
+    kind: 'number',
+    num: toCanonical(value, unit),
+    unit: unit.canonical,
+    srcUnit: unit.spellings[0]!,
+    dimension: unit.dimension,
+  };
+}
+
+/** A string leaf: a date, a duration, a number with a unit, a short value, or prose. */
+function stringFact(
+  path: string,
+  label: string,
+  context: string,
+  s: string,
+  keyUnit: Unit | undefined,
+  textKey: boolean,
+): Fact | undefined {
+  const v = s.trim();
+  if (v === '' || /^https?:\/\//i.test(v)) return undefined;
+  if (!textKey) {
+    const year = dateToYear(v);
+    if (year !== undefined) return { path, label, context, kind: 'date', num: year, str: v };
+    const minutes = durationMinutes(v);
+    if (minutes !== undefined)
+      return {
+        path,
+        label,
+        context,
+        kind: 'number',
+        num: minutes,
+        unit: 'min',
+        srcUnit: 'min',
+        dimension: 'time',
+      };
+    const n = toNumber(v);
+    if (n !== undefined) return numberFact(path, label, context, n, keyUnit);
+    const q = quantityInText(v);
+    if (q) return numberFact(path, label, context, q.value, q.unit);
+  }
+  const long = v.length > MAX_VALUE_CHARS || v.split(/\s+/).length > MAX_VALUE_WORDS;
+  return { path, label, context, kind: textKey || long ? 'text' : 'string', str: v.slice(0, 2_000) };
+}
+
+const join = (a: string, b: string): string => (a ? `${a}.${b}` : b);
+const words = (a: string, b: string): string => (a && b ? `${a} ${b}` : a || b);
+
+/** The unit an object declares (`unitText` or `unitCode`). */
+function declaredUnit(o: Record<string, unknown>): Unit | undefined {
+  for (const k of ['unitText', 'unitCode']) {
+    const v = o[k];
+    if (typeof v === 'string') {
+      const unit = unitOf(v);
+      if (unit) return unit;
+    }
+  }
+  return undefined;
+}
+
+/** Percent written as a unit ("percent") or as a `%` key suffix. */
+const PERCENT = unitOf('%');
+
+function walkValue(
+  w: Walk,
+  value: unknown,
+  path: string,
+  label: string,
+  context: string,
+  keyUnit: Unit | undefined,
+  depth: number,
+  textKey: boolean,
+): void {
+  if (depth > MAX_DEPTH || value === null || value === undefined) return;
+  if (Array.isArray(value)) {
+    for (const v of value.slice(0, MAX_ARRAY))
+      walkValue(w, v, path, label, context, keyUnit, depth + 1, textKey);
+    return;
+  }
+  if (typeof value === 'number') {
+    if (Number.isFinite(value)) {
+      if (/\byear\b/.test(label) && Number.isInteger(value) && value >= 1000 && value <= 2999 && !keyUnit)
+        push(w, { path, label, context, kind: 'date', num: value, str: String(value) });
+      else push(w, numberFact(path, label, context, value, keyUnit));
+    }
+    return;
+  }
+  if (typeof value === 'boolean') {
+    push(w, { path, label, context, kind: 'string', str: value ? 'yes' : 'no' });
+    return;
+  }
+  if (typeof value === 'string') {
+    const f = stringFact(path, label, context, value, keyUnit, textKey);
+    if (f) push(w, f);
+    return;
+  }
+  if (!isRecord(value)) return;
+  walkObject(w, value, path, label, context, keyUnit, depth);
+}
+
+/** Objects: a PropertyValue, a QuantitativeValue, a Rating, an entity with a name, or a structure. */
+function walkObject(
+  w: Walk,
+  o: Record<string, unknown>,
+  path: string,
+  label: string,
+  context: string,
+  keyUnit: Unit | undefined,
+  depth: number,
+): void {
+  const type = typeof o['@type'] === 'string' ? o['@type'] : '';
+  // A named property: its name is the property ("body mass"), its value the fact.
+  const pvName =
+    typeof o.name === 'string' ? o.name : typeof o.propertyID === 'string' ? o.propertyID : undefined;
+  if (
+    (type === 'PropertyValue' || (pvName !== undefined && 'value' in o && !('ratingValue' in o))) &&
+    pvName
+  ) {
+    const own = keyLabel(pvName, false);
+    const unit = declaredUnit(o) ?? own.unit;
+    const pvPath = join(path, pvName.trim().toLowerCase());
+    const inner = o.value;
+    if (isRecord(inner)) walkObject(w, inner, pvPath, own.label, words(context, label), unit, depth + 1);
+    else
+      walkValue(
+        w,
+        inner ?? o.minValue,
+        pvPath,
+        own.label,
+        words(context, label),
+        unit ?? (own.label.includes('percent') ? PERCENT : undefined),
+        depth + 1,
+        false,
+      );
+    return;
+  }
+  // A rating: its value on its own scale, and how many people rated.
+  if ('ratingValue' in o) {
+    const value = toNumber(o.ratingValue);
+    const best = toNumber(o.bestRating) ?? 5; // schema.org's default scale is 1-5
+    const ratingName = typeof o.name === 'string' ? keyWords(o.name, false) : '';
+    if (value !== undefined)
+      push(w, {
+        path,
+        label,
+        context: words(context, ratingName),
+        kind: 'number',
+        num: value,
+        unit: `/${best}`,
+        dimension: 'rating',
+      });
+    for (const k of ['ratingCount', 'reviewCount']) {
+      const n = toNumber(o[k]);
+      if (n !== undefined)
+        push(w, {
+          path: join(path, k),
+          label: keyWords(k),
+          context: words(context, label),
+          kind: 'number',
+          num: n,
+          dimension: 'count',
+        });
+    }
+    return;
+  }
+  // A quantity: a number with its unit.
+  if ('value' in o || 'minValue' in o || 'maxValue' in o) {
+    const unit = declaredUnit(o) ?? keyUnit;
+    const v = toNumber(o.value) ?? toNumber(o.minValue) ?? toNumber(o.maxValue);
+    if (v !== undefined) push(w, numberFact(path, label, context, v, unit));
+    else if (typeof o.value === 'string') walkValue(w, o.value, path, label, context, unit, depth + 1, false);
+    return;
+  }
+  // An entity: its name is the value; its other simple fields are facts of their own.
+  if (typeof o.name === 'string' && o.name.trim()) {
+    push(w, { path, label, context, kind: 'string', str: o.name.trim().slice(0, 300) });
+  }
+  for (const [k, v] of Object.entries(o)) {
+    if (SKIP_KEYS.has(k) || k === 'name' || k.startsWith('@')) continue;
+    const own = keyLabel(k);
+    walkValue(w, v, join(path, k), own.label, words(context, label), own.unit, depth + 1, TEXT_KEYS.has(k));
+  }
+}
+
+/**
+ * Every fact of a schema.org object, in document order (bounded: a hostile object costs
+ * bounded time). Top-level names are `name` facts; prose is `text`; the rest as above.
+ */
+export function extractFacts(schema: Record<string, unknown>): Fact[] {
+  const w: Walk = { out: [] };
+  for (const [key, value] of Object.entries(schema)) {
+    if (SKIP_KEYS.has(key) || key.startsWith('@')) continue;
+    const { label, unit } = keyLabel(key);
+    if (NAME_KEYS.has(key)) {
+      for (const v of Array.isArray(value) ? value : [value])
+        if (typeof v === 'string' && v.trim())
+          push(w, { path: key, label, context: '', kind: 'name', str: v.trim() });
+      continue;
+    }
+    walkValue(w, value, key, label, '', unit, 1, TEXT_KEYS.has(key));
+  }
+  return w.out;
+}
+
+/** Facts grouped by path (an item can hold several values of one property: genres, actors). */
+export function factsByPath(facts: readonly Fact[]): Map<string, Fact[]> {
+  const out = new Map<string, Fact[]>();
+  for (const f of facts) {
+    const list = out.get(f.path);
+    if (list) list.push(f);
+    else out.set(f.path, [f]);
+  }
+  return out;
+}
+
+/** The first date fact of an item's main date properties, as a year (for "Titanic (1997)"). */
+export function itemYear(facts: readonly Fact[], datePaths?: readonly string[]): number | undefined {
+  const dates = facts.filter((f) => f.kind === 'date' && f.num !== undefined);
+  if (datePaths) {
+    for (const p of datePaths) {
+      const hit = dates.find((f) => f.path === p);
+      if (hit) return Math.floor(hit.num!);
+    }
+  }
+  return dates[0] ? Math.floor(dates[0].num!) : undefined;
+}
+
+export { canonicalUnit };
+
+/** Facts as a small JSON object (path → numbers or strings), for a database column. */
+export function compactFacts(facts: readonly Fact[]): Record<string, Array<number | string>> {
+  const out: Record<string, Array<number | string>> = {};
+  for (const f of facts) {
+    if (f.kind === 'text') continue;
+    const v = f.num ?? f.str;
+    if (v === undefined) continue;
+    (out[f.path] ??= []).push(v);
+  }
+  return out;
+}
+
+/** The facts of `compactFacts` back as a map by path (numbers and strings only). */
+export function factsFromCompact(
+  compact: Readonly<Record<string, readonly (number | string)[]>>,
+): Map<string, Fact[]> {
+  const out = new Map<string, Fact[]>();
+  for (const [path, values] of Object.entries(compact)) {
+    out.set(
+      path,
+      values.map((v) =>
+        typeof v === 'number'
+          ? { path, label: '', context: '', kind: 'number' as const, num: v }
+          : { path, label: '', context: '', kind: 'string' as const, str: v },
+      ),
+    );
+  }
+  return out;
+}

@@ -1,0 +1,271 @@
+import type { Derived, PropertyProfile, SiteProfile } from '@askbus/contracts';
+import { STOPWORDS } from '@askbus/search-core';
+import type { Lexicon } from './lexicon';
+import { nameKey } from './names';
+import { DIMENSION_WORDS, UNITS, type Dimension } from './units';
+
+/**
+ * A site's profile made ready for reading questions: each property with the words that name it
+ * (its label, its unit, its dimension, their base forms), every enumeration value by its words,
+ * the site's main date and rating, pairs of numbers that add up (home and away score), and
+ * income and cost properties whose difference is a profit. Built once per profile version.
+ */
+export interface PropertyModel extends PropertyProfile {
+  /** Words that name it, with how strongly (1 = its head word or whole label). */
+  words: Map<string, number>;
+  /** The label's last word in base form ("mass" in "body mass"). */
+  head: string;
+  /** Its role in money: what comes in (gross, sales) or goes out (budget, cost). */
+  role?: 'income' | 'cost';
+}
+
+export interface ValueRef {
+  prop: PropertyModel;
+  value: string;
+  count: number;
+}
+
+export interface TypeModel {
+  type: string;
+  count: number;
+  /** Words naming it: its own words (TVSeries → tv series) and WordNet synonyms ("film" for Movie). */
+  words: Map<string, number>;
+}
+
+/** Words of a label in base form ("cylinders" → cylinder), stopwords left out. */
+function labelWords(label: string, lexicon: Lexicon): string[] {
+  return label
+    .split(/\s+/)
+    .filter((w) => w && !STOPWORDS.has(w))
+    .map((w) => lexicon.baseForms(w)[0] ?? w);
+}
+
+const UNIT_WORDS = new Map<string, string[]>();
+for (const u of UNITS) {
+  const list = UNIT_WORDS.get(u.canonical) ?? [];
+  for (const s of u.spellings) if (s.length >= 2 && !list.includes(s)) list.push(s);
+  UNIT_WORDS.set(u.canonical, list);
+}
+
+function propertyModel(p: PropertyProfile, lexicon: Lexicon): PropertyModel {
+  const words = new Map<string, number>();
+  const add = (w: string, weight: number): void => {
+    if (w && (words.get(w) ?? 0) < weight) words.set(w, weight);
+  };
+  const label = labelWords(p.label, lexicon);
+  const head = label.at(-1) ?? p.label;
+  add(p.label, 1);
+  add(label.join(' '), 1);
+  label.forEach((w, i) => {
+    const weight = i === label.length - 1 ? 1 : 0.8;
+    add(w, weight);
+    // WordNet's neighbours of the label's words, weaker ("score" for "goals", "magnitude" for "size")
+    for (const [n, v] of lexicon.neighbours(w)) add(n, v * weight);
+  });
+  for (const w of labelWords(p.context, lexicon)) add(w, 0.3);
+  if (p.dimension) for (const w of DIMENSION_WORDS[p.dimension as Dimension] ?? []) add(w, 0.7);
+  if (p.unit) for (const w of UNIT_WORDS.get(p.unit) ?? []) add(w.toLowerCase(), 0.75);
+  let role: PropertyModel['role'];
+  if (p.kind === 'number' && p.dimension === 'money') {
+    const concepts = new Set(label.flatMap((w) => lexicon.concepts(w)));
+    if (concepts.has('income') && !concepts.has('cost')) role = 'income';
+    else if (concepts.has('cost') && !concepts.has('income')) role = 'cost';
+  }
+  return { ...p, words, head, ...(role ? { role } : {}) };
+}
+
+/** "TVSeries" → "tv series"; "MusicRecording" → "music recording". */
+function typeWords(type: string): string {
+  return type
+    .replace(/([a-z\d])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .toLowerCase();
+}
+
+export class SiteModel {
+  readonly properties: PropertyModel[];
+  readonly byPath = new Map<string, PropertyModel>();
+  /** Folded value words ("pg 13", "gentoo") → the properties that hold that value. */
+  readonly values = new Map<string, ValueRef[]>();
+  /** A word → values containing it, per property (for "comedy" in "Romantic Comedy"). */
+  readonly valueWords = new Map<string, Map<PropertyModel, number>>();
+  readonly types: TypeModel[];
+  readonly siteWords: Set<string>;
+  /** The date most items carry (release, model year, start) — what "the 90s" is about. */
+  readonly primaryDate: PropertyModel | undefined;
+  /** The site's rating (what "best" and "top rated" sort by). */
+  readonly rating: PropertyModel | undefined;
+  /** Number properties that are two sides of one measure (same head word and unit). */
+  readonly pairs: { a: PropertyModel; b: PropertyModel }[];
+  /** Income minus cost, when the items have both (for hits, flops, profits and losses). */
+  readonly profit: Derived | undefined;
+  readonly itemCount: number;
+  readonly key: string;
+
+  constructor(
+    readonly profiles: readonly SiteProfile[],
+    readonly lexicon: Lexicon,
+  ) {
+    this.key = profiles.map((p) => `${p.site}@${p.version}`).join(',');
+    this.itemCount = profiles.reduce((n, p) => n + p.itemCount, 0);
+    const merged = new Map<string, PropertyProfile>();
+    for (const profile of profiles) {
+      for (const p of profile.properties) {
+        const have = merged.get(p.path);
+        merged.set(p.path, have ? mergeProperty(have, p) : p);
+      }
+    }
+    this.properties = [...merged.values()].map((p) => propertyModel(p, lexicon));
+    for (const p of this.properties) this.byPath.set(p.path, p);
+    for (const p of this.properties) {
+      if (p.kind !== 'enum') continue;
+      for (const v of p.values ?? []) {
+        const key = nameKey(v.value);
+        if (!key) continue;
+        const refs = this.values.get(key) ?? [];
+        refs.push({ prop: p, value: v.value, count: v.count });
+        this.values.set(key, refs);
+        for (const w of new Set(key.split(' '))) {
+          if (STOPWORDS.has(w)) continue;
+          const m = this.valueWords.get(w) ?? new Map<PropertyModel, number>();
+          m.set(p, (m.get(p) ?? 0) + v.count);
+          this.valueWords.set(w, m);
+        }
+      }
+    }
+    const typeCounts = new Map<string, number>();
+    for (const profile of profiles)
+      for (const t of profile.types) typeCounts.set(t.type, (typeCounts.get(t.type) ?? 0) + t.count);
+    const main = new Set(profiles.flatMap((p) => p.mainTypes));
+    this.types = [...typeCounts.entries()]
+      .filter(([t]) => main.has(t))
+      .map(([type, count]) => ({ type, count, words: this.typeWordsOf(type) }));
+    this.siteWords = new Set(profiles.flatMap((p) => p.siteWords));
+    const dates = this.properties.filter((p) => p.kind === 'date').sort((a, b) => b.count - a.count);
+    this.primaryDate = dates[0];
+    const ratings = this.properties
+      .filter(
+        (p) => p.kind === 'number' && (p.dimension === 'rating' || /\b(rating|score|stars?)\b/.test(p.label)),
+      )
+      .sort(
+        (a, b) => Number(b.dimension === 'rating') - Number(a.dimension === 'rating') || b.count - a.count,
+      );
+    this.rating = ratings[0];
+    this.pairs = [];
+    const numbers = this.properties.filter((p) => p.kind === 'number');
+    for (let i = 0; i < numbers.length; i++)
+      for (let j = i + 1; j < numbers.length; j++) {
+        const a = numbers[i]!;
+        const b = numbers[j]!;
+        if (
+          a.head === b.head &&
+          (a.unit ?? '') === (b.unit ?? '') &&
+          a.label !== b.label &&
+          a.dimension !== 'rating' &&
+          alike(a, b)
+        )
+          this.pairs.push({ a, b });
+      }
+    const income = numbers
+      .filter((p) => p.role === 'income')
+      .sort((a, b) => (b.max ?? 0) - (a.max ?? 0) || b.count - a.count)[0];
+    const cost = numbers
+      .filter((p) => p.role === 'cost' && p.unit === income?.unit)
+      .sort((a, b) => b.count - a.count)[0];
+    this.profit =
+      income && cost
+        ? {
+            op: 'difference',
+            a: income.path,
+            b: cost.path,
+            label: `profit (${income.label} − ${cost.label})`,
+            ...(income.unit ? { unit: income.unit } : {}),
+          }
+        : undefined;
+  }
+
+  private typeWordsOf(type: string): Map<string, number> {
+    const words = new Map<string, number>();
+    const own = typeWords(type);
+    words.set(own, 1);
+    const last = own.split(' ').at(-1)!;
+    words.set(last, own === last ? 1 : 0.7);
+    // synonyms of the type's word in its first noun sense ("film", "picture" for Movie)
+    const first = this.lexicon.senses(own, 'n')[0] ?? this.lexicon.senses(last, 'n')[0];
+    if (first)
+      for (const [w, weight] of this.lexicon.related(own))
+        if (weight >= 0.9) words.set(w, Math.max(words.get(w) ?? 0, 0.9));
+    return words;
+  }
+
+  /**
+   * The properties a word (or phrase) names, best first, with a score 0..1: its WordNet
+   * relations met against each property's words. `kinds` keeps only properties of those kinds.
+   */
+  resolve(
+    word: string,
+    opts: { kinds?: readonly string[]; dimension?: string; roots?: readonly string[] } = {},
+  ): { prop: PropertyModel; score: number }[] {
+    const related = new Map(this.lexicon.related(word));
+    for (const r of opts.roots ?? [])
+      for (const [w, s] of this.lexicon.related(r)) if ((related.get(w) ?? 0) < s) related.set(w, s);
+    related.set(word.toLowerCase(), 1);
+    const most = Math.max(1, ...this.properties.map((p) => p.count));
+    const out: { prop: PropertyModel; score: number }[] = [];
+    for (const prop of this.properties) {
+      if (opts.kinds && !opts.kinds.includes(prop.kind)) continue;
+      if (opts.dimension && prop.dimension !== opts.dimension) continue;
+      let best = 0;
+      for (const [w, weight] of related) {
+        const pw = prop.words.get(w);
+        if (pw !== undefined && weight * pw > best) best = weight * pw;
+      }
+      if (best > 0) out.push({ prop, score: best * (0.9 + 0.1 * (prop.count / most)) });
+    }
+    return out.sort((a, b) => b.score - a.score);
+  }
+
+  /** The site's type a word names ("films" → Movie), with a score. */
+  typeOf(word: string): { type: string; score: number } | undefined {
+    let best: { type: string; score: number } | undefined;
+    const forms = new Set([word, ...this.lexicon.baseForms(word)]);
+    for (const t of this.types) {
+      for (const f of forms) {
+        const s = t.words.get(f);
+        if (s !== undefined && (!best || s > best.score)) best = { type: t.type, score: s };
+      }
+    }
+    return best;
+  }
+}
+
+/** Two sides of one measure have values alike (home and away score), unlike a part and its whole (US and worldwide gross). */
+function alike(a: PropertyProfile, b: PropertyProfile): boolean {
+  const ma = a.quantiles?.[5];
+  const mb = b.quantiles?.[5];
+  const xa = a.max;
+  const xb = b.max;
+  if (ma === undefined || mb === undefined || xa === undefined || xb === undefined) return false;
+  const ratio = (x: number, y: number): number =>
+    Math.min(x, y) <= 0 ? (x === y ? 1 : Infinity) : Math.max(x, y) / Math.min(x, y);
+  return ratio(ma, mb) <= 1.5 && ratio(xa, xb) <= 1.5;
+}
+
+function mergeProperty(a: PropertyProfile, b: PropertyProfile): PropertyProfile {
+  const count = a.count + b.count;
+  const values =
+    a.values || b.values
+      ? [...(a.values ?? []), ...(b.values ?? [])].sort((x, y) => y.count - x.count).slice(0, 5_000)
+      : undefined;
+  return {
+    ...a,
+    count,
+    ...(a.min !== undefined || b.min !== undefined
+      ? { min: Math.min(a.min ?? Infinity, b.min ?? Infinity) }
+      : {}),
+    ...(a.max !== undefined || b.max !== undefined
+      ? { max: Math.max(a.max ?? -Infinity, b.max ?? -Infinity) }
+      : {}),
+    ...(values ? { values } : {}),
+  };
+}

@@ -1,0 +1,159 @@
+import { describe, expect, it } from 'vitest';
+import type { Constraint, RangeConstraint, Understanding, ValueConstraint } from '@askbus/contracts';
+import { testSite } from './testing';
+
+const range = (u: Understanding, path: string): RangeConstraint | undefined =>
+  u.constraints.find(
+    (k): k is RangeConstraint => k.kind === 'range' && 'path' in k.target && k.target.path === path,
+  );
+const value = (u: Understanding, path: string): ValueConstraint | undefined =>
+  u.constraints.find((k): k is ValueConstraint => k.kind === 'value' && k.path === path);
+const order = (u: Understanding, path: string) =>
+  u.orders.find((o) => 'path' in o.target && o.target.path === path);
+const texts = (ks: readonly Constraint[]): string[] => ks.map((k) => k.text);
+
+describe('parseQuestion on the demo movies', () => {
+  const movies = testSite('movies');
+
+  it('reads durations with units and numbers in words, and leaves the title words alone', () => {
+    const u = movies.ask('movies longer than 2 and a half hours');
+    expect(range(u, 'duration')).toMatchObject({ min: 150, minInclusive: false });
+    expect(u.freeText).toBe('');
+    expect(u.named).toEqual([]);
+  });
+
+  it('reads decades on the release date, not on vote counts, with genres and a sort by rating', () => {
+    const u = movies.ask('best rated dramas from the 90s');
+    expect(range(u, 'datePublished')).toMatchObject({ min: 1990, max: 2000, maxInclusive: false });
+    expect(value(u, 'genre')?.values).toEqual(['drama']);
+    expect(order(u, 'aggregateRating')).toMatchObject({ direction: 'desc', strength: 'sort' });
+    const eighties = movies.ask('scary horror movies from the eighties');
+    expect(range(eighties, 'datePublished')).toMatchObject({ min: 1980, max: 1990 });
+    expect(value(eighties, 'genre')?.values).toEqual(['horror']);
+  });
+
+  it('derives profit from gross and budget for flops and hits', () => {
+    const flop = movies.ask('movies with a big budget that flopped');
+    const loss = flop.constraints.find((k) => k.kind === 'range' && 'derived' in k.target) as RangeConstraint;
+    expect(loss.target).toMatchObject({ derived: { op: 'difference' } });
+    expect(loss.max).toBe(0);
+    expect(order(flop, 'additionalProperty.production budget')?.direction).toBe('desc');
+    expect(flop.named).toEqual([]); // "big" is not the film Big here
+    const hit = movies.ask('low budget films that became hits');
+    expect(
+      (hit.constraints.find((k) => k.kind === 'range' && 'derived' in k.target) as RangeConstraint).min,
+    ).toBe(0);
+    expect(order(hit, 'additionalProperty.production budget')?.direction).toBe('asc');
+  });
+
+  it('relates words to values through WordNet: funny → Comedy, and keeps each required', () => {
+    const u = movies.ask('funny films for kids');
+    expect(
+      u.constraints
+        .filter((k) => k.kind === 'value')
+        .map((k) => (k as ValueConstraint).values.concat(...(k as ValueConstraint).contains)),
+    ).toEqual([['comedy'], ['kids']]);
+  });
+
+  it('reads money with scales and a content rating written with a number', () => {
+    const u = movies.ask('PG-13 movies from the nineties under $10 million');
+    expect(value(u, 'contentRating')?.values).toEqual(['pg-13']);
+    expect(range(u, 'additionalProperty.production budget')).toMatchObject({ max: 10_000_000 });
+    const billion = movies.ask('movies that grossed over a billion dollars');
+    expect(range(billion, 'additionalProperty.worldwide gross')).toMatchObject({ min: 1e9 });
+  });
+
+  it('finds named items: the exact title, attribute questions, comparisons in several phrasings', () => {
+    expect(movies.ask('Titanic').named.map((n) => n.name)).toEqual(['Titanic']);
+    const who = movies.ask('who directed Jurassic Park');
+    expect(who.intent).toBe('details');
+    expect(who.named.map((n) => n.name)).toEqual(['Jurassic Park']);
+    expect(who.asked).toContain('director');
+    const long = movies.ask('how long is titanic');
+    expect(long).toMatchObject({ intent: 'details', asked: ['duration'] });
+    for (const q of [
+      'which is better rated, Alien or Blade Runner',
+      'compare Alien and Blade Runner',
+      'Alien vs Blade Runner',
+      'is Alien better than Blade Runner?',
+    ]) {
+      const u = movies.ask(q);
+      expect(u.intent, q).toBe('compare');
+      expect(
+        u.named.map((n) => n.name),
+        q,
+      ).toEqual(['Alien', 'Blade Runner']);
+    }
+    expect(movies.ask('which is better rated, Alien or Blade Runner').asked).toEqual(['aggregateRating']);
+  });
+
+  it('says what it understood in words', () => {
+    const u = movies.ask('westerns with clint eastwood');
+    expect(texts(u.constraints)).toEqual(['in Western', 'directed by Clint Eastwood']);
+  });
+});
+
+describe('parseQuestion on the demo cars', () => {
+  const cars = testSite('cars');
+
+  it('reads counts, parts of decades and a preference from an adjective', () => {
+    const u = cars.ask('heavy 8-cylinder cars from the early 70s');
+    expect(range(u, 'additionalProperty.number of cylinders')).toMatchObject({ min: 8, max: 8 });
+    expect(range(u, 'vehicleModelDate')).toMatchObject({ min: 1970, max: 1974 });
+    expect(order(u, 'weight')).toMatchObject({ direction: 'desc', strength: 'prefer' });
+    expect(texts(u.constraints)).toEqual(['from 1970–1973', '8 cylinders']);
+  });
+
+  it('takes the property from the word and the direction from its meaning', () => {
+    const light = cars.ask('lightweight cars with good mileage for city driving');
+    expect(order(light, 'weight')?.direction).toBe('asc');
+    expect(order(light, 'fuelEfficiency')?.direction).toBe('desc');
+    expect(order(cars.ask('most powerful cars'), 'vehicleEngine.enginePower')).toMatchObject({
+      direction: 'desc',
+      strength: 'sort',
+    });
+    // quick is about speed: on a time, the least time first
+    expect(order(cars.ask('quickest cars from japan'), 'accelerationTime')?.direction).toBe('asc');
+    expect(order(cars.ask('economical cars'), 'fuelEfficiency')?.direction).toBe('desc');
+  });
+
+  it('converts units: pounds and tons to the site unit, and bounds on years', () => {
+    const u = cars.ask('cars heavier than 4000 pounds');
+    expect(range(u, 'weight')?.min).toBeCloseTo(4000 * 453.59237, 0);
+    expect(range(cars.ask('cars under 2 tons'), 'weight')?.max).toBeCloseTo(2 * 907184.74, 0);
+    const later = cars.ask('american cars from 1980 or later with at least 30 mpg');
+    expect(range(later, 'vehicleModelDate')).toMatchObject({ min: 1980 });
+    expect(range(later, 'vehicleModelDate')?.max).toBeUndefined();
+    expect(range(later, 'fuelEfficiency')).toMatchObject({ min: 30, minInclusive: true });
+    expect(later.constraints.some((k) => k.kind === 'value' && /usa|united states/i.test(k.text))).toBe(true);
+  });
+});
+
+describe('parseQuestion on a site of another kind (penguins, loaded as PropertyValues)', () => {
+  const penguins = testSite('penguins');
+
+  it('learned the properties from PropertyValue names and unitText', () => {
+    const mass = penguins.model.byPath.get('variableMeasured.body mass');
+    expect(mass).toMatchObject({ kind: 'number', unit: 'g', dimension: 'mass' });
+    expect(
+      penguins.model.byPath
+        .get('variableMeasured.species')
+        ?.values?.map((v) => v.value)
+        .sort(),
+    ).toEqual(['Adelie', 'Chinstrap', 'Gentoo']);
+  });
+
+  it('reads species values, mass in grams or kilograms, islands and superlatives', () => {
+    const u = penguins.ask('gentoo penguins heavier than 6000 grams');
+    expect(value(u, 'variableMeasured.species')?.values).toEqual(['gentoo']);
+    expect(range(u, 'variableMeasured.body mass')).toMatchObject({ min: 6000 });
+    expect(range(penguins.ask('penguins over 5.5 kg'), 'variableMeasured.body mass')?.min).toBe(5500);
+    const dream = penguins.ask('the heaviest penguins on Dream island');
+    expect(value(dream, 'variableMeasured.island')?.values).toEqual(['dream']);
+    expect(order(dream, 'variableMeasured.body mass')).toMatchObject({ direction: 'desc', strength: 'sort' });
+    expect(dream.freeText).toBe('');
+    expect(
+      order(penguins.ask('penguins with the longest flippers'), 'variableMeasured.flipper length')?.direction,
+    ).toBe('desc');
+  });
+});

@@ -1,0 +1,1605 @@
+import * as chrono from 'chrono-node';
+import type {
+  Constraint,
+  NameMatch,
+  NamedItem,
+  Order,
+  RangeConstraint,
+  Target,
+  Understanding,
+  ValueConstraint,
+} from '@askbus/contracts';
+import { STOPWORDS } from '@askbus/search-core';
+import type { PropertyModel, SiteModel } from './model';
+import { nameKey } from './names';
+import { tagQuestion, type NumberSpan, type Token } from './tokens';
+import { formatNumber, formatRangeText, formatYears } from './format';
+import { MAX_UNIT_WORDS, toCanonical, unitOf, type Unit } from './units';
+
+/**
+ * Turns a question into structure against a site's profile (its SiteModel): free words,
+ * constraints (ranges with units, dates and decades, enumeration values, derived quantities),
+ * orders (superlatives, preferences), named items, and what it asks for (a list, one item's
+ * details, two items compared). Pure: the profile, the name matches and WordNet come in.
+ */
+export interface ParseInput {
+  model: SiteModel;
+  /** Stretches of the question that are item names (the retriever's name index). */
+  names?: readonly NameMatch[];
+  /** "Now", for relative dates ("last year"). */
+  now?: Date;
+}
+
+type Use = 'name' | 'time' | 'number' | 'order' | 'value' | 'type' | 'site' | 'frame' | 'derived' | 'attr';
+
+/** Words that ask for a comparison of two named things. */
+const COMPARE_CUES =
+  /\b(compare[ds]?|comparison|comparing|vs|versus|difference|differences|differ|between)\b/;
+/** Words that ask about one thing. */
+const DETAIL_CUES =
+  /\b(who|what|whats|when|where|which|how|tell|describe|details?|info|information|about|know|is|was|does|did)\b/;
+/** Words after "like" / "similar to" make a named item an example, not the subject. */
+const EXAMPLE_CUES = /\b(like|similar|such as|resembling)\b/;
+
+interface Ctx {
+  text: string;
+  tokens: Token[];
+  numbers: NumberSpan[];
+  used: (Use | undefined)[];
+  model: SiteModel;
+  constraints: Constraint[];
+  orders: Order[];
+  asked: Set<string>;
+  types: Set<string>;
+  nouns: string[];
+}
+
+const words = (c: Ctx, from: number, to: number): string =>
+  c.tokens
+    .slice(from, to)
+    .map((t) => t.word)
+    .join(' ');
+const phraseOf = (c: Ctx, from: number, to: number): string =>
+  from < to ? c.text.slice(c.tokens[from]!.start, c.tokens[to - 1]!.end) : '';
+const mark = (c: Ctx, from: number, to: number, use: Use): void => {
+  for (let i = from; i < to; i++) c.used[i] ??= use;
+};
+const free = (c: Ctx, i: number): boolean => i >= 0 && i < c.tokens.length && c.used[i] === undefined;
+const isNumberToken = (c: Ctx, i: number): boolean => c.numbers.some((n) => i >= n.from && i < n.to);
+
+/** Parses one question. */
+export function parseQuestion(text: string, input: ParseInput): Understanding {
+  const { model } = input;
+  const tagged = tagQuestion(text.slice(0, 2_000));
+  const c: Ctx = {
+    text: tagged.text,
+    tokens: tagged.tokens,
+    numbers: tagged.numbers,
+    used: tagged.tokens.map(() => undefined),
+    model,
+    constraints: [],
+    orders: [],
+    asked: new Set(),
+    types: new Set(),
+    nouns: [],
+  };
+  const named = findNamed(c, input.names ?? []);
+  const intent = intentOf(c, named);
+  if (intent.kind === 'search') {
+    readDates(c, input.now ?? new Date());
+    // values written with numbers ("PG-13", "Apollo 13") before numbers are read as quantities
+    readValues(c, true);
+    readQuantities(c);
+    readOrders(c);
+    readDerived(c);
+    readPreferences(c, 'noun');
+    readValues(c);
+    readPreferences(c, 'alone');
+  } else {
+    readAttributes(c, intent.kind);
+  }
+  readTypes(c);
+  const left = c.tokens.filter(
+    (t, i) => free(c, i) && !STOPWORDS.has(t.word) && !isNumberToken(c, i) && !FRAME_WORDS.has(t.word),
+  );
+  // verbs that are only verbs ("became", "make") say little about the items
+  const content = left.filter(
+    (t) => !(t.tags.has('Verb') && !t.tags.has('Noun') && !t.tags.has('Adjective')),
+  );
+  const freeText = content.map((t) => t.raw).join(' ');
+  for (const k of c.constraints)
+    for (const p of targetPaths(k.kind === 'range' ? k.target : { path: k.path })) c.asked.add(p);
+  for (const o of c.orders) for (const p of targetPaths(o.target)) c.asked.add(p);
+  return {
+    text,
+    freeText,
+    types: [...c.types],
+    constraints: c.constraints,
+    orders: c.orders,
+    named: intent.named,
+    intent: intent.kind,
+    asked: [...c.asked],
+    noun: c.nouns[0] ?? pluralNoun(model),
+    source: 'local',
+  };
+}
+
+/** The site's main type as a plural noun: Movie → "movies", MusicRecording → "music recordings". */
+function pluralNoun(model: SiteModel): string {
+  const type = [...model.types].sort((a, b) => b.count - a.count)[0]?.type;
+  if (!type) return 'items';
+  const words = type.replace(/([a-z\d])([A-Z])/g, '$1 $2').toLowerCase();
+  return /(s|x|ch|sh)$/.test(words)
+    ? `${words}es`
+    : /[^aeiou]y$/.test(words)
+      ? `${words.slice(0, -1)}ies`
+      : `${words}s`;
+}
+
+export function targetPaths(t: Target): string[] {
+  return 'path' in t ? [t.path] : [t.derived.a, t.derived.b];
+}
+
+// ---------------------------------------------------------------- named items
+
+/** Words that frame a request rather than say what is wanted. */
+const FRAME_WORDS = new Set(
+  'tell me about details detail describe info information know show find give list what who whom whose when where which how is was are were does did do the a an of for please can you i want to get see compare comparison vs versus between difference differences and or than better worse'.split(
+    ' ',
+  ),
+);
+
+interface NamedSpan {
+  from: number;
+  to: number;
+  item: NamedItem;
+  common: boolean;
+}
+
+/** The name matches worth believing, with the item each most likely means. */
+function findNamed(c: Ctx, names: readonly NameMatch[]): NamedSpan[] {
+  const spans: NamedSpan[] = [];
+  const lower = c.text.toLowerCase();
+  const contentCount = c.tokens.filter((t) => !STOPWORDS.has(t.word) && !FRAME_WORDS.has(t.word)).length;
+  for (const m of names) {
+    const covered = c.tokens.filter((t) => t.start >= m.start && t.end <= m.end);
+    if (covered.length === 0 || m.items.length === 0) continue;
+    const from = covered[0]!.i;
+    const to = covered.at(-1)!.i + 1;
+    const content = covered.filter((t) => !STOPWORDS.has(t.word));
+    const common = m.common || (content.length === 1 && c.model.lexicon.isCommon(content[0]!.word));
+    const whole = content.length > 0 && content.length >= contentCount - 1;
+    const capitalized = covered.filter((t) => !STOPWORDS.has(t.word)).every((t) => t.capitalized);
+    const quoted =
+      /["“'‘]$/.test(c.text.slice(0, m.start).trimEnd()) && /^["”'’]/.test(c.text.slice(m.end).trimStart());
+    // a year right after the name picks among items of that name ("Titanic (1997)", "the 1982 civic")
+    const yearToken = [c.tokens[to], c.tokens[from - 1]].find((t) => t && /^\d{4}$/.test(t.word));
+    const year = yearToken ? Number(yearToken.word) : undefined;
+    const pool =
+      year !== undefined && m.items.some((x) => x.year === year)
+        ? m.items.filter((x) => x.year === year)
+        : m.items;
+    const trusted =
+      (!common && (m.exact ? content.length >= 1 : covered.length >= 2)) || capitalized || quoted || whole;
+    if (!trusted && !(common && m.exact)) continue;
+    const best = pool[0]!;
+    spans.push({
+      from,
+      to,
+      common: !trusted,
+      item: {
+        phrase: c.text.slice(m.start, m.end),
+        url: best.url,
+        name: best.name,
+        site: best.site,
+        type: best.type,
+        exact: m.exact,
+      },
+    });
+    if (yearToken && pool !== m.items) mark(c, yearToken.i, yearToken.i + 1, 'name');
+  }
+  void lower;
+  return spans;
+}
+
+interface Intent {
+  kind: 'search' | 'details' | 'compare';
+  named: NamedItem[];
+}
+
+/** Whether the question compares two named items, asks about one, or searches. */
+function intentOf(c: Ctx, spans: NamedSpan[]): Intent {
+  const lower = c.text.toLowerCase();
+  const trusted = spans.filter((s) => !s.common);
+  const distinct = (list: NamedSpan[]): NamedSpan[] =>
+    list.filter((s, i) => list.findIndex((x) => x.item.url === s.item.url) === i);
+  const comparative = c.tokens.some(
+    (t) => c.model.lexicon.degree(t.word)?.degree === 'comparative' || t.tags.has('Comparative'),
+  );
+  const compareCue =
+    COMPARE_CUES.test(lower) ||
+    (/\b(or|than|and)\b/.test(lower) && (comparative || /\b(which|better|worse|more|less)\b/.test(lower)));
+  // two names with a comparison: common one-word names count here ("heat vs casino"), after the sure ones
+  const both = distinct(compareCue ? [...trusted, ...spans.filter((s) => s.common)] : trusted);
+  if (both.length >= 2 && compareCue) {
+    const pair = both.slice(0, 2);
+    for (const s of pair) mark(c, s.from, s.to, 'name');
+    return { kind: 'compare', named: pair.map((s) => s.item) };
+  }
+  const one = distinct(trusted);
+  const candidates = one.length ? one : distinct(spans.filter((s) => s.item.exact));
+  if (candidates.length === 1) {
+    const s = candidates[0]!;
+    const rest = c.tokens.filter((t) => t.i < s.from || t.i >= s.to);
+    const restText = rest.map((t) => t.word).join(' ');
+    const possessive = /['’]s\b/.test(c.text.slice(c.tokens[s.to - 1]!.end, c.tokens[s.to - 1]!.end + 2));
+    const example = EXAMPLE_CUES.test(restText);
+    const asks =
+      DETAIL_CUES.test(restText) ||
+      possessive ||
+      /\bof$/.test(
+        c.tokens
+          .slice(0, s.from)
+          .map((t) => t.word)
+          .join(' '),
+      );
+    if (
+      !example &&
+      rest.length > 0 &&
+      asks &&
+      (s.common === false || c.tokens[s.from]!.capitalized || asks)
+    ) {
+      // an attribute or a whole-item question about one item
+      const otherContent = rest.filter((t) => !STOPWORDS.has(t.word) && !FRAME_WORDS.has(t.word));
+      const lookLikeSearch = otherContent.some(
+        (t) => c.model.typeOf(t.word) && /^(which|what)$/.test(c.tokens[0]?.word ?? '') && !possessive,
+      );
+      if (!lookLikeSearch && !s.common) {
+        mark(c, s.from, s.to, 'name');
+        return { kind: 'details', named: [s.item] };
+      }
+    }
+    if (!s.common) {
+      mark(c, s.from, s.to, 'name');
+      return { kind: 'search', named: [s.item] };
+    }
+  }
+  // several names in a search: keep them as hints (the retriever puts them first)
+  const hints = distinct(trusted).slice(0, 5);
+  for (const s of hints) mark(c, s.from, s.to, 'name');
+  return { kind: 'search', named: hints.map((s) => s.item) };
+}
+
+/** The properties a details or compare question asks about ("who directed" → director, "longer" → duration). */
+function readAttributes(c: Ctx, kind: 'details' | 'compare'): void {
+  for (let i = 0; i < c.tokens.length; i++) {
+    if (!free(c, i)) continue;
+    const t = c.tokens[i]!;
+    if (STOPWORDS.has(t.word) && !/^(more|most|less|least)$/.test(t.word)) continue;
+    if (
+      /^(tell|describe|details?|info|information|know|compare|comparison|vs|versus|difference|differences|better|worse|which|who|what|when|where|how)$/.test(
+        t.word,
+      )
+    ) {
+      if (t.word === 'who' || t.word === 'when' || t.word === 'where') continue;
+      if (t.word !== 'better' && t.word !== 'worse') continue;
+    }
+    const degree = c.model.lexicon.degree(t.word);
+    const base = degree?.base ?? t.root;
+    if (base === 'good' || base === 'bad') {
+      // "better rated", "which is better": the rating, unless the next word names another property
+      const next = c.tokens[i + 1];
+      const hit = next ? c.model.resolve(next.word, { roots: [next.root] })[0] : undefined;
+      const prop = hit && hit.score >= 0.6 ? hit.prop : c.model.rating;
+      if (prop) {
+        c.asked.add(prop.path);
+        mark(c, i, hit && hit.score >= 0.6 ? i + 2 : i + 1, 'attr');
+      }
+      continue;
+    }
+    const hit = c.model.resolve(t.word, { roots: [t.root, base].filter((x) => x && x !== t.word) })[0];
+    if (hit && hit.score >= 0.55) {
+      c.asked.add(hit.prop.path);
+      mark(c, i, i + 1, 'attr');
+    } else if (t.word === 'when' || t.word === 'year') {
+      if (c.model.primaryDate) c.asked.add(c.model.primaryDate.path);
+    }
+  }
+  const lower = c.text.toLowerCase();
+  if (/\bwhen\b|\bwhat year\b/.test(lower) && c.model.primaryDate) c.asked.add(c.model.primaryDate.path);
+  void kind;
+}
+
+// ---------------------------------------------------------------- time
+
+const DECADE_WORDS: Record<string, number> = {
+  tens: 10,
+  twenties: 20,
+  thirties: 30,
+  forties: 40,
+  fifties: 50,
+  sixties: 60,
+  seventies: 70,
+  eighties: 80,
+  nineties: 90,
+};
+const PART_OF_DECADE: Record<string, [number, number]> = {
+  early: [0, 4],
+  mid: [3, 7],
+  middle: [3, 7],
+  late: [6, 10],
+};
+
+/** Years on a date property: decades ("the 90s", "early seventies"), years, months, and bounds ("1980 or later"). */
+function readDates(c: Ctx, now: Date): void {
+  const date = c.model.primaryDate;
+  if (!date) return;
+  const lo = Math.floor(date.min ?? 1000);
+  const hi = Math.floor(date.max ?? 2999);
+  const century = (yy: number): number => {
+    // the century whose decade the site's dates cover most
+    const candidates = [1900 + yy, 2000 + yy, 1800 + yy];
+    return candidates.find((y) => y + 9 >= lo && y <= hi) ?? 1900 + yy;
+  };
+  const add = (
+    from: number,
+    to: number,
+    min: number | undefined,
+    max: number | undefined,
+    textOf: string,
+    confidence = 0.9,
+  ): void => {
+    const k: RangeConstraint = {
+      kind: 'range',
+      target: { path: date.path },
+      ...(min !== undefined ? { min } : {}),
+      ...(max !== undefined ? { max } : {}),
+      minInclusive: true,
+      maxInclusive: false,
+      phrase: phraseOf(c, from, to),
+      text: textOf,
+      confidence,
+    };
+    c.constraints.push(k);
+    mark(c, from, to, 'time');
+  };
+  const dateWord = 'from';
+  for (let i = 0; i < c.tokens.length; i++) {
+    if (!free(c, i)) continue;
+    const w = c.tokens[i]!.word;
+    const dm = /^(\d{2}|\d{4})s$/.exec(w);
+    const decadeStart = dm
+      ? dm[1]!.length === 2
+        ? century(Number(dm[1]))
+        : Number(dm[1])
+      : DECADE_WORDS[w] !== undefined
+        ? century(DECADE_WORDS[w]!)
+        : undefined;
+    if (decadeStart !== undefined && decadeStart % 10 === 0) {
+      let from = i;
+      let [a, b] = [0, 10];
+      const prev = c.tokens[i - 1]?.word;
+      if (prev && PART_OF_DECADE[prev] && free(c, i - 1)) {
+        [a, b] = PART_OF_DECADE[prev]!;
+        from = i - 1;
+      }
+      if (c.tokens[from - 1]?.word === 'the' && free(c, from - 1)) from--;
+      const start = decadeStart + a;
+      const end = decadeStart + b;
+      add(from, i + 1, start, end, `${dateWord} ${b - a === 10 ? 'the ' : ''}${formatYears(start, end - 1)}`);
+      continue;
+    }
+    // a year, with the words that bound it
+    if (!/^\d{4}$/.test(w)) continue;
+    const year = Number(w);
+    if (year < lo - 30 || year > hi + 30 || year < 1000 || year > 2999) continue;
+    const before = (k: number): string => c.tokens[i - k]?.word ?? '';
+    const after = (k: number): string => c.tokens[i + k]?.word ?? '';
+    // "between 1990 and 1995", "from 1990 to 1995", "1990-1995"
+    const second =
+      /^(and|to|through|until|till)$/.test(after(1)) && /^\d{4}$/.test(after(2))
+        ? Number(after(2))
+        : /^\d{4}$/.test(after(1)) &&
+            c.text.slice(c.tokens[i]!.end, c.tokens[i + 1]?.start ?? 0).includes('-')
+          ? Number(after(1))
+          : undefined;
+    if (second !== undefined && second > year && second <= 2999) {
+      const from = /^(between|from)$/.test(before(1)) ? i - 1 : i;
+      const to = /^\d{4}$/.test(after(1)) ? i + 2 : i + 3;
+      add(from, to, year, second + 1, `${dateWord} ${formatYears(year, second)}`);
+      continue;
+    }
+    if (/^(or|and)$/.test(after(1)) && /^(later|after|newer|more|since|beyond|up|onwards?)$/.test(after(2))) {
+      add(/^(from|since|in)$/.test(before(1)) ? i - 1 : i, i + 3, year, undefined, `from ${year} or later`);
+      continue;
+    }
+    if (/^(or|and)$/.test(after(1)) && /^(earlier|before|older|sooner)$/.test(after(2))) {
+      add(/^(from|in)$/.test(before(1)) ? i - 1 : i, i + 3, undefined, year + 1, `from ${year} or earlier`);
+      continue;
+    }
+    if (/^(on|onwards?|forward)$/.test(after(1)) && /^(from|since)$/.test(before(1))) {
+      add(i - 1, i + 2, year, undefined, `from ${year} or later`);
+      continue;
+    }
+    if (
+      /^(since|after)$/.test(before(1)) ||
+      (before(1) === 'later' && before(2) === '') ||
+      (before(2) === 'later' && before(1) === 'than') ||
+      (before(2) === 'newer' && before(1) === 'than')
+    ) {
+      const inclusive = before(1) === 'since';
+      add(
+        before(1) === 'than' ? i - 2 : i - 1,
+        i + 1,
+        inclusive ? year : year + 1,
+        undefined,
+        inclusive ? `from ${year} or later` : `after ${year}`,
+      );
+      continue;
+    }
+    if (
+      /^(before|until|till|prior)$/.test(before(1)) ||
+      (before(1) === 'to' && before(2) === 'prior') ||
+      (before(1) === 'than' && /^(earlier|older)$/.test(before(2)))
+    ) {
+      const from = before(1) === 'to' || before(1) === 'than' ? i - 2 : i - 1;
+      const inclusive = /^(until|till)$/.test(before(1));
+      add(
+        from,
+        i + 1,
+        undefined,
+        inclusive ? year + 1 : year,
+        inclusive ? `from ${year} or earlier` : `before ${year}`,
+      );
+      continue;
+    }
+    // "in 1997", "from 1997", "1997 movies": that year (a month before it narrows it)
+    const month = MONTHS[before(1)];
+    if (month !== undefined && free(c, i - 1)) {
+      const start = monthStart(year, month);
+      add(
+        /^(in|from|during)$/.test(before(2)) ? i - 2 : i - 1,
+        i + 1,
+        start,
+        monthStart(year, month + 1),
+        `${dateWord} ${c.tokens[i - 1]!.raw} ${year}`,
+      );
+      continue;
+    }
+    add(
+      /^(in|from|during|of)$/.test(before(1)) ? i - 1 : i,
+      i + 1,
+      year,
+      year + 1,
+      `${dateWord} ${year}`,
+      0.85,
+    );
+  }
+  // other dates chrono reads ("June 5, 2014", "last year"); a month and day alone when the
+  // site's dates all fall in one year
+  for (const r of chrono.parse(c.text, now)) {
+    const from = c.tokens.findIndex((t) => t.start >= r.index);
+    const to = c.tokens.findIndex((t) => t.start >= r.index + r.text.length);
+    const end = to < 0 ? c.tokens.length : to;
+    if (from < 0 || from >= end) continue;
+    if (c.used.slice(from, end).some((u) => u !== undefined)) continue;
+    const known = (k: 'year' | 'month' | 'day'): number | undefined =>
+      r.start.isCertain(k) ? (r.start.get(k) ?? undefined) : undefined;
+    const year = known('year') ?? (lo === hi ? lo : undefined);
+    const monthOf = known('month');
+    const dayOf = known('day');
+    if (year === undefined || monthOf === undefined) continue;
+    const start = dayOf !== undefined ? dayStart(year, monthOf, dayOf) : monthStart(year, monthOf);
+    const stop = dayOf !== undefined ? dayStart(year, monthOf, dayOf + 1) : monthStart(year, monthOf + 1);
+    add(from, end, start, stop, `${dateWord} ${r.text}`);
+  }
+}
+
+const MONTHS: Record<string, number> = {
+  january: 1,
+  jan: 1,
+  february: 2,
+  feb: 2,
+  march: 3,
+  mar: 3,
+  april: 4,
+  apr: 4,
+  may: 5,
+  june: 6,
+  jun: 6,
+  july: 7,
+  jul: 7,
+  august: 8,
+  aug: 8,
+  september: 9,
+  sep: 9,
+  sept: 9,
+  october: 10,
+  oct: 10,
+  november: 11,
+  nov: 11,
+  december: 12,
+  dec: 12,
+};
+
+const yearFraction = (year: number, ms: number): number => {
+  const start = Date.UTC(year, 0, 1);
+  const end = Date.UTC(year + 1, 0, 1);
+  return year + (ms - start) / (end - start);
+};
+const monthStart = (year: number, month: number): number =>
+  month > 12 ? year + 1 : yearFraction(year, Date.UTC(year, month - 1, 1));
+const dayStart = (year: number, month: number, day: number): number =>
+  yearFraction(year, Date.UTC(year, month - 1, day));
+
+// ---------------------------------------------------------------- numbers
+
+type Comparator = 'gt' | 'gte' | 'lt' | 'lte' | 'eq' | 'about';
+
+/** Comparators before a number, longest first: the words and what they mean. */
+const COMPARATORS: [string, Comparator][] = [
+  ['no more than', 'lte'],
+  ['no less than', 'gte'],
+  ['not more than', 'lte'],
+  ['not less than', 'gte'],
+  ['more than', 'gt'],
+  ['greater than', 'gt'],
+  ['higher than', 'gt'],
+  ['bigger than', 'gt'],
+  ['larger than', 'gt'],
+  ['less than', 'lt'],
+  ['fewer than', 'lt'],
+  ['lower than', 'lt'],
+  ['smaller than', 'lt'],
+  ['at least', 'gte'],
+  ['at most', 'lte'],
+  ['upwards of', 'gt'],
+  ['in excess of', 'gt'],
+  ['up to', 'lte'],
+  ['a minimum of', 'gte'],
+  ['a maximum of', 'lte'],
+  ['over', 'gt'],
+  ['above', 'gt'],
+  ['exceeding', 'gt'],
+  ['exceeds', 'gt'],
+  ['under', 'lt'],
+  ['below', 'lt'],
+  ['beneath', 'lt'],
+  ['within', 'lte'],
+  ['exactly', 'eq'],
+  ['precisely', 'eq'],
+  ['about', 'about'],
+  ['around', 'about'],
+  ['approximately', 'about'],
+  ['roughly', 'about'],
+  ['nearly', 'about'],
+  ['almost', 'about'],
+];
+const AFTER_COMPARATORS: [string, Comparator][] = [
+  ['or more', 'gte'],
+  ['or higher', 'gte'],
+  ['or above', 'gte'],
+  ['or greater', 'gte'],
+  ['or over', 'gte'],
+  ['and up', 'gte'],
+  ['and above', 'gte'],
+  ['and over', 'gte'],
+  ['plus', 'gte'],
+  ['or better', 'gte'],
+  ['or less', 'lte'],
+  ['or fewer', 'lte'],
+  ['or lower', 'lte'],
+  ['or under', 'lte'],
+  ['or below', 'lte'],
+  ['and under', 'lte'],
+  ['and below', 'lte'],
+];
+
+/** The comparator written just before token `i`, and where it starts. */
+function comparatorBefore(c: Ctx, i: number): { op: Comparator; from: number } | undefined {
+  for (const [phrase, op] of COMPARATORS) {
+    const n = phrase.split(' ').length;
+    if (i - n < 0) continue;
+    if (words(c, i - n, i) === phrase) return { op, from: i - n };
+    // "more than a billion": an article between
+    if (i - n - 1 >= 0 && /^(a|an)$/.test(c.tokens[i - 1]!.word) && words(c, i - n - 1, i - 1) === phrase)
+      return { op, from: i - n - 1 };
+  }
+  return undefined;
+}
+
+function comparatorAfter(c: Ctx, i: number): { op: Comparator; to: number } | undefined {
+  for (const [phrase, op] of AFTER_COMPARATORS) {
+    const n = phrase.split(' ').length;
+    if (words(c, i, i + n) === phrase) return { op, to: i + n };
+  }
+  if (c.text.slice(c.tokens[i - 1]?.end ?? 0, (c.tokens[i - 1]?.end ?? 0) + 1) === '+')
+    return { op: 'gte', to: i };
+  return undefined;
+}
+
+/** A unit written right after a number ("6000 grams", "2 hours", "30 mpg", "20%"). */
+function unitAfter(c: Ctx, n: NumberSpan): { unit: Unit; to: number } | undefined {
+  const last = c.tokens[n.to - 1]!;
+  const tail = c.text.slice(last.end, last.end + 2);
+  if (tail.startsWith('%')) return { unit: unitOf('%')!, to: n.to };
+  if (n.money) {
+    const next = c.tokens[n.to];
+    const word = next ? unitOf(next.word) : undefined;
+    return {
+      unit: word?.dimension === 'money' ? word : unitOf('$')!,
+      to: word?.dimension === 'money' ? n.to + 1 : n.to,
+    };
+  }
+  for (let k = Math.min(MAX_UNIT_WORDS, c.tokens.length - n.to); k >= 1; k--) {
+    const phrase = words(c, n.to, n.to + k);
+    // "in", "a", "at": words of English first ("75 in 2005")
+    if (STOPWORDS.has(phrase)) continue;
+    const unit = unitOf(phrase);
+    // one-letter symbols only written against the number ("6kg", "150 m" is fine; "a" is not a unit)
+    if (unit && (phrase.length > 1 || c.tokens[n.to]!.start - last.end <= 1)) return { unit, to: n.to + k };
+  }
+  // "6kg": the unit glued to the number is part of its token
+  const glued = /^[\d.,]+([a-z%$]+)$/i.exec(last.raw);
+  if (glued) {
+    const unit = unitOf(glued[1]);
+    if (unit) return { unit, to: n.to };
+  }
+  return undefined;
+}
+
+interface Resolved {
+  target: Target;
+  prop?: PropertyModel;
+  label: string;
+  score: number;
+  /** Inverted sense: a speed word on a time ("faster than 10 seconds" is less time). */
+  inverse?: boolean;
+  /** Token range of the words that named it. */
+  from: number;
+  to: number;
+}
+
+/** Words that ask for a difference of two sides rather than their total. */
+const DIFFERENCE_WORDS = /\b(difference|margin|gap|by)\b/;
+
+/**
+ * The numeric property one word names, or the total of a pair of properties it names equally
+ * ("goals" → home score + away score).
+ */
+function resolveNumeric(
+  c: Ctx,
+  i: number,
+  dimension?: string,
+  kinds: readonly string[] = ['number'],
+): Resolved | undefined {
+  const t = c.tokens[i];
+  if (!t || STOPWORDS.has(t.word)) return undefined;
+  const degree = c.model.lexicon.degree(t.word);
+  const roots = [t.root, degree?.base].filter((x): x is string => !!x && x !== t.word);
+  const hits = c.model.resolve(t.word, { kinds, ...(dimension ? { dimension } : {}), roots });
+  // properties the word names equally ("beaks": beak length, beak depth) are told apart by an
+  // adjective beside it ("short beaks", "beak longer than")
+  if (hits.length > 1 && hits[1]!.score >= hits[0]!.score - 0.05) {
+    for (const k of [i - 1, i + 1]) {
+      const a = c.tokens[k];
+      if (!a || STOPWORDS.has(a.word) || !(a.tags.has('Adjective') || c.model.lexicon.degree(a.word)))
+        continue;
+      const adj = new Map(
+        c.model
+          .resolve(a.word, { kinds, roots: [a.root, c.model.lexicon.degree(a.word)?.base ?? a.root] })
+          .map((h) => [h.prop, h.score]),
+      );
+      if (adj.size === 0) continue;
+      hits.sort((x, y) => y.score + (adj.get(y.prop) ?? 0) * 0.5 - (x.score + (adj.get(x.prop) ?? 0) * 0.5));
+      break;
+    }
+  }
+  let best = hits[0];
+  if (!best || best.score < 0.5) {
+    const fallback = byConcept(c, t.word, roots, dimension);
+    if (!fallback) return undefined;
+    return { ...fallback, from: i, to: i + 1 };
+  }
+  // a modifier word before picks one side of a pair ("home goals")
+  const top = best;
+  const pair = c.model.pairs.find(
+    (p) =>
+      (p.a === top.prop || p.b === top.prop) &&
+      hits.some((h) => h.prop === (p.a === top.prop ? p.b : p.a) && h.score >= top.score - 0.05),
+  );
+  if (pair) {
+    const prev = c.tokens[i - 1];
+    const pick = prev
+      ? [pair.a, pair.b].find(
+          (p) => p.words.has(prev.word) && !pair.a.words.has(prev.word) !== !pair.b.words.has(prev.word),
+        )
+      : undefined;
+    if (pick)
+      return {
+        target: { path: pick.path },
+        prop: pick,
+        label: pick.label,
+        score: best.score,
+        from: i - 1,
+        to: i + 1,
+      };
+    const diff = DIFFERENCE_WORDS.test(words(c, Math.max(0, i - 3), Math.min(c.tokens.length, i + 3)));
+    const op = diff ? 'difference' : 'sum';
+    const label = `${op === 'sum' ? 'total' : 'difference in'} ${pair.a.head}`;
+    return {
+      target: {
+        derived: { op, a: pair.a.path, b: pair.b.path, label, ...(pair.a.unit ? { unit: pair.a.unit } : {}) },
+      },
+      label,
+      score: best.score,
+      from: i,
+      to: i + 1,
+    };
+  }
+  // "gross" alone means the whole, not a part: among alike readings take the larger measure
+  const rivals = hits.filter(
+    (h) =>
+      h.score >= best!.score - 0.03 && h.prop.head === best!.prop.head && h.prop.unit === best!.prop.unit,
+  );
+  if (rivals.length > 1) best = rivals.sort((a, b) => (b.prop.max ?? 0) - (a.prop.max ?? 0))[0]!;
+  const speedOnTime = best.prop.dimension === 'time' && t.word !== 'time' && isSpeedWord(c, t.word, roots);
+  return {
+    target: { path: best.prop.path },
+    prop: best.prop,
+    label: best.prop.label,
+    score: best.score,
+    from: i,
+    to: i + 1,
+    ...(speedOnTime ? { inverse: true } : {}),
+  };
+}
+
+/**
+ * A word that names no property by its words but by what it is about: speed (quick, fast, slow:
+ * a speed, or inversely a time) or money coming in or going out (cheap, expensive → the cost).
+ */
+function byConcept(
+  c: Ctx,
+  word: string,
+  roots: readonly string[],
+  dimension?: string,
+): Omit<Resolved, 'from' | 'to'> | undefined {
+  const numbers = c.model.properties.filter(
+    (p) => p.kind === 'number' && (!dimension || p.dimension === dimension),
+  );
+  if (isSpeedWord(c, word, roots)) {
+    const speed = numbers.filter((p) => p.dimension === 'speed').sort((a, b) => b.count - a.count)[0];
+    if (speed) return { target: { path: speed.path }, prop: speed, label: speed.label, score: 0.6 };
+    const time = numbers.filter((p) => p.dimension === 'time').sort((a, b) => b.count - a.count)[0];
+    if (time)
+      return { target: { path: time.path }, prop: time, label: time.label, score: 0.55, inverse: true };
+    return undefined;
+  }
+  const concepts = new Set<string>();
+  for (const w of [word, ...roots]) {
+    for (const [rel, weight] of c.model.lexicon.related(w))
+      if (weight >= 0.85) for (const k of c.model.lexicon.concepts(rel)) concepts.add(k);
+  }
+  const role =
+    concepts.has('cost') && !concepts.has('income')
+      ? 'cost'
+      : concepts.has('income') && !concepts.has('cost')
+        ? 'income'
+        : undefined;
+  if (!role) return undefined;
+  const prop = numbers.filter((p) => p.role === role).sort((a, b) => b.count - a.count)[0];
+  return prop ? { target: { path: prop.path }, prop, label: prop.label, score: 0.55 } : undefined;
+}
+
+/** Whether a word is about speed (quick, fast, slow): on a time, more of it means less time. */
+function isSpeedWord(c: Ctx, word: string, roots: readonly string[]): boolean {
+  for (const w of [word, ...roots]) {
+    const rel = c.model.lexicon.related(w);
+    if (
+      (rel.get('speed') ?? 0) >= 0.8 ||
+      (rel.get('quickness') ?? 0) >= 0.8 ||
+      (rel.get('celerity') ?? 0) >= 0.8
+    )
+      return true;
+  }
+  return false;
+}
+
+/**
+ * "made ten times their budget", "grossed 3x its cost": a ratio of two properties of one unit,
+ * the one before (by the verb or noun that names it, or what comes in when the other is a cost)
+ * over the one after "times".
+ */
+function readTimes(c: Ctx, n: NumberSpan): boolean {
+  const glued = /^\d+(\.\d+)?x$/i.test(c.tokens[n.to - 1]!.word);
+  let k = n.to;
+  if (!glued) {
+    if (!/^(times|x)$/.test(c.tokens[k]?.word ?? '')) return false;
+    k++;
+  }
+  while (k < c.tokens.length && /^(the|its|their|his|her|own|what)$/.test(c.tokens[k]!.word)) k++;
+  const b = resolveNumeric(c, k);
+  if (!b?.prop) return false;
+  const before = comparatorBefore(c, n.from);
+  const start = before?.from ?? n.from;
+  let a: PropertyModel | undefined;
+  for (let j = start - 1; j >= Math.max(0, start - 3) && !a; j--) {
+    if (!free(c, j)) continue;
+    const r = resolveNumeric(c, j);
+    if (r?.prop && r.prop !== b.prop && r.prop.unit === b.prop.unit) a = r.prop;
+  }
+  // what comes in, when the other is a cost: the widest income ("made" is the worldwide gross)
+  if ((!a || a.role === 'income') && b.prop.role === 'cost' && c.model.profit)
+    a = c.model.byPath.get(c.model.profit.a);
+  if (!a) return false;
+  const ratio = { op: 'ratio' as const, a: a.path, b: b.prop.path, label: `${a.label} ÷ ${b.prop.label}` };
+  const strict = before?.op === 'gt';
+  c.constraints.push({
+    kind: 'range',
+    target: { derived: ratio },
+    min: n.value,
+    minInclusive: !strict,
+    maxInclusive: true,
+    phrase: phraseOf(c, start, k + 1),
+    text: `${a.label} ${before ? (strict ? 'more than' : 'at least') : ''} ${formatNumber(n.value)} times ${b.prop.label}`.replace(
+      /\s+/g,
+      ' ',
+    ),
+    confidence: 0.7,
+  });
+  c.orders.push({
+    target: { derived: ratio },
+    direction: 'desc',
+    strength: 'prefer',
+    phrase: phraseOf(c, start, k + 1),
+    text: `highest ${ratio.label}`,
+  });
+  mark(c, start, k + 1, 'derived');
+  for (let j = start - 1; j >= Math.max(0, start - 3); j--)
+    if (free(c, j) && resolveNumeric(c, j)?.prop === a) mark(c, j, j + 1, 'derived');
+  return true;
+}
+
+/**
+ * An adjective names a dimension ("longer": a length); a noun just before it may say which
+ * property of it ("a beak longer than 5 cm": the beak length, not the flipper length).
+ */
+function preferNearbyNoun(c: Ctx, adjAt: number, r: Resolved | undefined): Resolved | undefined {
+  const adj = c.tokens[adjAt];
+  const adjScores = new Map(
+    adj
+      ? c.model
+          .resolve(adj.word, {
+            kinds: ['number'],
+            roots: [adj.root, c.model.lexicon.degree(adj.word)?.base ?? adj.root],
+          })
+          .map((h) => [h.prop, h.score])
+      : [],
+  );
+  for (let k = adjAt - 1; k >= Math.max(0, adjAt - 3); k--) {
+    const t = c.tokens[k]!;
+    if (STOPWORDS.has(t.word)) continue;
+    // only a noun names which property ("beak"); other words ("near", "felt") stop the look back
+    if (!t.tags.has('Noun') || t.tags.has('ProperNoun')) break;
+    const hits = c.model
+      .resolve(t.word, {
+        kinds: ['number'],
+        roots: [t.root],
+        ...(r?.prop?.dimension ? { dimension: r.prop.dimension } : {}),
+      })
+      .filter((h) => h.score >= 0.6);
+    if (hits.length === 0) continue;
+    // the property both words name: "beak" + "longer" → beak length, not beak depth
+    const best = hits
+      .map((h) => ({ ...h, both: h.score + (adjScores.get(h.prop) ?? 0) }))
+      .sort((a, b) => b.both - a.both)[0]!;
+    return {
+      target: { path: best.prop.path },
+      prop: best.prop,
+      label: best.prop.label,
+      score: best.score,
+      from: k,
+      to: adjAt + 1,
+    };
+  }
+  return r;
+}
+
+/** Reads "more than 200 hp", "heavier than 6000 grams", "8-cylinder", "under $10 million", "30 mpg or more". */
+function readQuantities(c: Ctx): void {
+  for (const n of c.numbers) {
+    if (c.used.slice(n.from, n.to).some((u) => u !== undefined)) continue;
+    if (n.decade) continue;
+    let from = n.from;
+    let to = n.to;
+    if (readTimes(c, n)) continue;
+    const unit = unitAfter(c, n);
+    if (unit) to = unit.to;
+    // the comparator: before the number, or "or more" after it
+    let op: Comparator | undefined;
+    let resolved: Resolved | undefined;
+    let polarity: 1 | -1 = 1;
+    // a property named between the comparator and the number: "above magnitude 3", "than magnitude 5"
+    let at = n.from;
+    let noun: Resolved | undefined;
+    const prev = c.tokens[n.from - 1];
+    if (
+      prev &&
+      free(c, n.from - 1) &&
+      !STOPWORDS.has(prev.word) &&
+      !/^(than|between|from)$/.test(prev.word)
+    ) {
+      const r = resolveNumeric(c, n.from - 1, unit?.unit.dimension);
+      const framed =
+        comparatorBefore(c, n.from - 1) || /^(than|between)$/.test(c.tokens[n.from - 2]?.word ?? '');
+      if (r && r.score >= 0.6 && framed) {
+        noun = r;
+        at = n.from - 1;
+      }
+    }
+    const before = comparatorBefore(c, at);
+    if (before) {
+      op = before.op;
+      from = before.from;
+    } else if (c.tokens[at - 1]?.word === 'than') {
+      // "heavier than 6000", "more powerful than 200 hp", "cheaper than", "stronger than magnitude 5"
+      const adjAt = at - 2;
+      const adj = c.tokens[adjAt];
+      const degree = adj ? c.model.lexicon.degree(adj.word) : undefined;
+      if (adj && (degree?.degree === 'comparative' || adj.tags.has('Comparative'))) {
+        const base = degree?.base ?? adj.root;
+        if (base === 'many' || base === 'little') {
+          op = base === 'many' ? 'gt' : 'lt';
+          from = adjAt;
+        } else {
+          resolved = noun ?? preferNearbyNoun(c, adjAt, resolveNumeric(c, adjAt, unit?.unit.dimension));
+          polarity = c.model.lexicon.polarity(base);
+          op = polarity > 0 ? 'gt' : 'lt';
+          from = adjAt;
+        }
+      } else if (adj && c.tokens[adjAt - 1] && /^(more|less)$/.test(c.tokens[adjAt - 1]!.word)) {
+        resolved = noun ?? preferNearbyNoun(c, adjAt, resolveNumeric(c, adjAt, unit?.unit.dimension));
+        polarity = c.model.lexicon.polarity(adj.root);
+        op = c.tokens[adjAt - 1]!.word === 'more' ? 'gt' : 'lt';
+        if (polarity < 0) op = op === 'gt' ? 'lt' : 'gt';
+        from = adjAt - 1;
+      }
+    }
+    if (noun && !resolved) {
+      resolved = noun;
+      from = Math.min(from, noun.from);
+    }
+    const after = comparatorAfter(c, to);
+    if (!op && after) {
+      op = after.op;
+    }
+    if (after) to = Math.max(to, after.to);
+    // "between 5 and 10", "between magnitude 4.5 and 5", "from 5 to 10"
+    let upper: number | undefined;
+    if (
+      c.tokens[at - 1]?.word === 'between' ||
+      (c.tokens[at - 1]?.word === 'from' && c.tokens[n.to]?.word === 'to')
+    ) {
+      const next = c.numbers.find(
+        (m) => m.from === n.to + 1 && /^(and|to)$/.test(c.tokens[n.to]?.word ?? ''),
+      );
+      if (next) {
+        upper = next.value;
+        from = at - 1;
+        to = next.to;
+        const u2 = unitAfter(c, next);
+        if (u2) to = u2.to;
+      }
+    }
+    // the property: named by a comparative adjective (above), a unit, a noun after the number, or a word before
+    let unitObj =
+      unit?.unit ??
+      (upper !== undefined
+        ? unitAfter(
+            c,
+            c.numbers.find((m) => m.from === n.to + 1)!,
+          )?.unit
+        : undefined);
+    if (!resolved) {
+      const after1 = unitObj ? undefined : resolveNumeric(c, to, undefined);
+      const nounAfter = after1 && after1.score >= 0.7 ? after1 : undefined;
+      const nounAfterNext =
+        !nounAfter && !unitObj && c.tokens[to]?.word && /^(of|in)$/.test(c.tokens[to]!.word)
+          ? undefined
+          : undefined;
+      void nounAfterNext;
+      if (nounAfter && free(c, to)) {
+        resolved = nounAfter;
+        to = Math.max(to, nounAfter.to);
+        op ??= 'eq';
+      } else {
+        // words before the comparator or number: "budget under", "weighing over", "rated above", "with flippers longer than"
+        for (let k = from - 1; k >= Math.max(0, from - 4); k--) {
+          // a word already read ("short beaks, under 35 mm") may still name the property
+          if (!free(c, k) && c.used[k] !== 'order' && c.used[k] !== 'number') break;
+          const r = resolveNumeric(c, k, unitObj?.dimension);
+          if (r && r.score >= 0.55) {
+            resolved = r;
+            break;
+          }
+        }
+      }
+    }
+    if (!resolved && unitObj) {
+      // only the unit says what it is: the most common property of that dimension
+      const props = c.model.properties
+        .filter((p) => p.kind === 'number' && p.dimension === unitObj!.dimension)
+        .sort((a, b) => b.count - a.count);
+      if (props[0])
+        resolved = {
+          target: { path: props[0].path },
+          prop: props[0],
+          label: props[0].label,
+          score: props.length === 1 ? 0.8 : 0.5,
+          from,
+          to,
+        };
+    }
+    if (!resolved) {
+      // no property to bound: still, "at least" is no superlative and the number no free word
+      mark(c, from, n.to, 'number');
+      continue;
+    }
+    if (unitObj && resolved.prop?.dimension && unitObj.dimension !== resolved.prop.dimension) {
+      // "over 2 hours" cannot be a weight: trust the unit
+      const props = c.model.properties
+        .filter((p) => p.kind === 'number' && p.dimension === unitObj!.dimension)
+        .sort((a, b) => b.count - a.count);
+      if (!props[0]) continue;
+      resolved = {
+        target: { path: props[0].path },
+        prop: props[0],
+        label: props[0].label,
+        score: 0.6,
+        from,
+        to,
+      };
+    }
+    if (resolved.prop && unitObj && !resolved.prop.dimension) unitObj = undefined; // a count with a unit-like word
+    op ??= unitObj ? 'about' : 'eq';
+    const toValue = (v: number): number => {
+      if (unitObj && resolved!.prop?.unit) return toCanonical(v, unitObj);
+      const display = resolved!.prop?.displayUnit ? unitOf(resolved!.prop.displayUnit) : undefined;
+      if (display && resolved!.prop?.unit === display.canonical) return toCanonical(v, display);
+      return v;
+    };
+    let value = toValue(n.value);
+    let min: number | undefined;
+    let max: number | undefined;
+    let minInclusive = true;
+    let maxInclusive = true;
+    if (resolved.inverse && op !== 'eq' && op !== 'about')
+      op = ({ gt: 'lt', gte: 'lte', lt: 'gt', lte: 'gte' } as const)[op];
+    if (upper !== undefined) {
+      min = value;
+      max = toValue(upper);
+      if (min > max) [min, max] = [max, min];
+    } else if (op === 'gt') {
+      min = value;
+      minInclusive = false;
+    } else if (op === 'gte') min = value;
+    else if (op === 'lt') {
+      max = value;
+      maxInclusive = false;
+    } else if (op === 'lte') max = value;
+    else if (op === 'eq' && resolved.prop?.integer !== false && Number.isInteger(n.value) && !unitObj)
+      min = max = value;
+    else if (op === 'eq' && Number.isInteger(n.value) && !unitObj) {
+      // "magnitude six" on a property with fractions: 6.0 up to 7
+      min = value;
+      max = toValue(n.value + 1);
+      maxInclusive = false;
+    } else {
+      const tolerance = Math.abs(value) * 0.1;
+      min = value - tolerance;
+      max = value + tolerance;
+      value = min;
+    }
+    const k: RangeConstraint = {
+      kind: 'range',
+      target: resolved.target,
+      ...(min !== undefined ? { min } : {}),
+      ...(max !== undefined ? { max } : {}),
+      minInclusive,
+      maxInclusive,
+      phrase: phraseOf(c, Math.min(from, resolved.from), Math.max(to, resolved.to)),
+      text: formatRangeText(resolved.label, resolved.prop, min, max, minInclusive, maxInclusive),
+      confidence: Math.min(1, 0.5 + resolved.score / 2),
+    };
+    c.constraints.push(k);
+    const [a, b] = absorb(c, resolved, Math.min(from, resolved.from), Math.max(to, resolved.to));
+    mark(c, a, b, 'number');
+  }
+}
+
+// ---------------------------------------------------------------- orders
+
+/** Words that ask for the top of a rating ("best", "top rated", "greatest"). */
+const EVALUATIVE = new Set([
+  'good',
+  'great',
+  'top',
+  'excellent',
+  'acclaimed',
+  'bad',
+  'poor',
+  'terrible',
+  'awful',
+  'favorite',
+  'favourite',
+  'popular',
+  'beloved',
+  'finest',
+  'greatest',
+]);
+
+/** The date direction a word asks for: new → latest first, old → earliest first. */
+function timeDirection(c: Ctx, word: string): 'asc' | 'desc' | undefined {
+  const base = c.model.lexicon.degree(word)?.base ?? word;
+  if (/^(new|recent|late|modern|young|current|latest|newest|fresh|contemporary)$/.test(base)) return 'desc';
+  if (/^(old|early|ancient|classic|vintage|earliest|oldest|retro|aged)$/.test(base)) return 'asc';
+  return undefined;
+}
+
+/** Free words beside a span that name the same property ("fuel" in "fuel efficient") go with it. */
+function absorb(c: Ctx, r: Resolved, from: number, to: number): [number, number] {
+  if (!r.prop) return [from, to];
+  const names = (k: number): boolean => {
+    if (!free(c, k)) return false;
+    const t = c.tokens[k]!;
+    if (STOPWORDS.has(t.word) || c.model.typeOf(t.word)) return false;
+    return c.model.resolve(t.word, { roots: [t.root] }).some((h) => h.prop === r.prop && h.score >= 0.6);
+  };
+  while (from > 0 && names(from - 1)) from--;
+  while (to < c.tokens.length && names(to)) to++;
+  return [from, to];
+}
+
+function addOrder(
+  c: Ctx,
+  r: Resolved,
+  direction: 'asc' | 'desc',
+  strength: 'sort' | 'prefer',
+  from0: number,
+  to0: number,
+): void {
+  const [from, to] = absorb(c, r, from0, to0);
+  const quantiles = r.prop?.quantiles;
+  const dir = r.inverse ? (direction === 'asc' ? 'desc' : 'asc') : direction;
+  const label = 'path' in r.target ? r.label : r.target.derived.label;
+  c.orders.push({
+    target: r.target,
+    direction: dir,
+    strength,
+    phrase: phraseOf(c, from, to),
+    text: `${dir === 'desc' ? (strength === 'sort' ? 'highest' : 'high') : strength === 'sort' ? 'lowest' : 'low'} ${label}`,
+    ...(quantiles ? { quantiles } : {}),
+  });
+  mark(c, from, to, 'order');
+}
+
+const ratingResolved = (c: Ctx, from: number, to: number): Resolved | undefined =>
+  c.model.rating
+    ? {
+        target: { path: c.model.rating.path },
+        prop: c.model.rating,
+        label: c.model.rating.label,
+        score: 0.8,
+        from,
+        to,
+      }
+    : undefined;
+const dateResolved = (c: Ctx, from: number, to: number): Resolved | undefined =>
+  c.model.primaryDate
+    ? {
+        target: { path: c.model.primaryDate.path },
+        prop: c.model.primaryDate,
+        label: c.model.primaryDate.label,
+        score: 0.8,
+        from,
+        to,
+      }
+    : undefined;
+
+/** Superlatives: "the heaviest", "most powerful", "best rated", "highest grossing", "cheapest", "newest". */
+function readOrders(c: Ctx): void {
+  for (let i = 0; i < c.tokens.length; i++) {
+    if (!free(c, i)) continue;
+    const t = c.tokens[i]!;
+    const degree = c.model.lexicon.degree(t.word);
+    const superlative = degree?.degree === 'superlative' || t.tags.has('Superlative') || t.word === 'top';
+    if (!superlative) continue;
+    // "at least 4.5", "the most 3": comparators and counts, not superlatives
+    if (c.tokens[i - 1]?.word === 'at' || /^\d/.test(c.tokens[i + 1]?.word ?? '')) continue;
+    const base = degree?.base ?? t.root;
+    let from = i;
+    if (c.tokens[i - 1]?.word === 'the' && free(c, i - 1)) from = i - 1;
+    const next = c.tokens[i + 1];
+    // "most powerful", "least expensive", "most goals", "grossed the most"
+    if (base === 'many' || base === 'little') {
+      const up = base === 'many';
+      const word = next && free(c, i + 1) && !STOPWORDS.has(next.word) ? i + 1 : undefined;
+      if (word !== undefined) {
+        const tw = c.tokens[word]!;
+        const time = timeDirection(c, tw.word);
+        const r = time
+          ? dateResolved(c, word, word + 1)
+          : EVALUATIVE.has(tw.root)
+            ? ratingResolved(c, word, word + 1)
+            : resolveNumeric(c, word, undefined, ['number', 'date']);
+        if (r) {
+          const pol = time
+            ? time === 'desc'
+              ? 1
+              : -1
+            : EVALUATIVE.has(tw.root)
+              ? 1
+              : tw.tags.has('Adjective')
+                ? c.model.lexicon.polarity(tw.root)
+                : 1;
+          addOrder(c, r, pol > 0 === up ? 'desc' : 'asc', 'sort', from, word + 1);
+          continue;
+        }
+      }
+      // "grossed the most": the verb before
+      const prev = from - 1;
+      if (prev >= 0 && free(c, prev)) {
+        const r = resolveNumeric(c, prev);
+        if (r) {
+          addOrder(c, r, up ? 'desc' : 'asc', 'sort', prev, i + 1);
+          continue;
+        }
+      }
+      continue;
+    }
+    // "highest rated", "best rated", "top rated", "highest grossing", "lowest budget", "best mpg"
+    const time = timeDirection(c, t.word);
+    if (time) {
+      const r = dateResolved(c, from, i + 1);
+      if (r) addOrder(c, r, time, 'sort', from, i + 1);
+      continue;
+    }
+    const scaleWord =
+      /^(high|low|top|good|bad|great|big|large|small|little)$/.test(base) || EVALUATIVE.has(base);
+    if (scaleWord && next && free(c, i + 1) && !STOPWORDS.has(next.word)) {
+      const rated = /^(rated|ranked|reviewed|rating|ratings|scored|scoring)$/.test(next.word);
+      const r =
+        rated && c.model.rating && next.word !== 'scoring'
+          ? ratingResolved(c, i + 1, i + 2)
+          : resolveNumeric(c, i + 1);
+      if (r && r.score >= 0.5) {
+        const up = c.model.lexicon.polarity(base) > 0;
+        addOrder(c, r, up ? 'desc' : 'asc', 'sort', from, i + 2);
+        continue;
+      }
+    }
+    if (EVALUATIVE.has(base)) {
+      const r = ratingResolved(c, from, i + 1);
+      if (r) addOrder(c, r, c.model.lexicon.polarity(base) > 0 ? 'desc' : 'asc', 'sort', from, i + 1);
+      continue;
+    }
+    // "heaviest", "longest", "cheapest", "quickest": the adjective names the property
+    const r = resolveNumeric(c, i, undefined, ['number']);
+    if (r && r.score >= 0.5) {
+      addOrder(c, r, c.model.lexicon.polarity(base) > 0 ? 'desc' : 'asc', 'sort', from, i + 1);
+    }
+  }
+}
+
+/** Preferences without a bound: "heavy cars", "low budget", "good mileage", "long flippers", "recent", "economical". */
+function readPreferences(c: Ctx, pass: 'noun' | 'alone'): void {
+  for (let i = 0; i < c.tokens.length; i++) {
+    if (!free(c, i)) continue;
+    const t = c.tokens[i]!;
+    if (STOPWORDS.has(t.word) && !EVALUATIVE.has(t.word)) continue;
+    const degree = c.model.lexicon.degree(t.word);
+    const adjective =
+      t.tags.has('Adjective') ||
+      degree !== undefined ||
+      (c.model.lexicon.senses(t.word, 'a').length > 0 && c.model.lexicon.senses(t.word, 'n').length === 0);
+    if (!adjective) continue;
+    const base = degree?.base ?? t.root;
+    const up = c.model.lexicon.polarity(base) > 0;
+    if (pass === 'noun') {
+      // an adjective before a noun that names a property: the noun says which, the adjective how
+      const next = c.tokens[i + 1];
+      if (next && free(c, i + 1) && !STOPWORDS.has(next.word) && !c.model.typeOf(next.word)) {
+        const r = resolveNumeric(c, i + 1);
+        if (r && r.score >= 0.6) addOrder(c, r, up ? 'desc' : 'asc', 'prefer', i, i + 2);
+      }
+      continue;
+    }
+    // an adjective before a name or a value is a preposition there ("near Hualian")
+    const next = c.tokens[i + 1];
+    if (next && (c.used[i + 1] === 'value' || c.used[i + 1] === 'name' || next.capitalized)) continue;
+    const time = timeDirection(c, t.word);
+    if (time) {
+      const r = dateResolved(c, i, i + 1);
+      if (r) addOrder(c, r, time, 'prefer', i, i + 1);
+      continue;
+    }
+    if (EVALUATIVE.has(base)) {
+      const r = ratingResolved(c, i, i + 1);
+      if (r) addOrder(c, r, up ? 'desc' : 'asc', 'prefer', i, i + 1);
+      continue;
+    }
+    const r = resolveNumeric(c, i, undefined, ['number']);
+    if (r && r.score >= 0.55) addOrder(c, r, up ? 'desc' : 'asc', 'prefer', i, i + 1);
+  }
+}
+
+// ---------------------------------------------------------------- derived
+
+/** Hits and flops, profits and losses: income minus cost, when the items have both. */
+function readDerived(c: Ctx): void {
+  const profit = c.model.profit;
+  if (!profit) return;
+  for (let i = 0; i < c.tokens.length; i++) {
+    if (!free(c, i)) continue;
+    const t = c.tokens[i]!;
+    if (STOPWORDS.has(t.word) || t.word.length < 3) continue;
+    let concepts = c.model.lexicon.concepts(t.root);
+    if (!concepts.length && t.root !== t.word) concepts = c.model.lexicon.concepts(t.word);
+    const next = c.tokens[i + 1];
+    const moneyNext = next && /^(money|cash)$/.test(next.word);
+    // "lost money", "made money", "lose money"
+    if (moneyNext && /^(lose|lost|losing|loses)$/.test(t.word)) concepts = ['failure'];
+    if (moneyNext && /^(make|made|making|makes|earn|earned)$/.test(t.word)) concepts = ['success'];
+    const success = concepts.includes('success') && !concepts.includes('failure');
+    const failure = concepts.includes('failure') && !concepts.includes('success');
+    if (!success && !failure) continue;
+    const to = moneyNext ? i + 2 : i + 1;
+    const target = { derived: profit };
+    c.constraints.push({
+      kind: 'range',
+      target,
+      ...(success ? { min: 0 } : { max: 0 }),
+      minInclusive: false,
+      maxInclusive: false,
+      phrase: phraseOf(c, i, to),
+      text: `that ${success ? 'made money' : 'lost money'} (${labelOf(c, profit.a)} ${success ? 'above' : 'below'} ${labelOf(c, profit.b)})`,
+      confidence: 0.6,
+    });
+    c.orders.push({
+      target,
+      direction: success ? 'desc' : 'asc',
+      strength: 'prefer',
+      phrase: phraseOf(c, i, to),
+      text: success ? 'highest profit' : 'largest loss',
+    });
+    mark(c, i, to, 'derived');
+  }
+}
+
+const labelOf = (c: Ctx, path: string): string => c.model.byPath.get(path)?.label ?? path;
+
+// ---------------------------------------------------------------- values
+
+const NEGATIONS = /^(not|no|non|without|except|excluding|but)$/;
+
+/** Values of the site's enumerations: "western", "PG-13", "japanese" → Japan, "Dream island", "directed by Clint Eastwood". */
+function readValues(c: Ctx, withNumbersOnly = false): void {
+  const model = c.model;
+  for (let i = 0; i < c.tokens.length; i++) {
+    if (!free(c, i)) continue;
+    let matched = false;
+    for (let n = Math.min(6, c.tokens.length - i); n >= 1 && !matched; n--) {
+      if (c.used.slice(i, i + n).some((u) => u !== undefined)) continue;
+      const slice = c.tokens.slice(i, i + n);
+      if (slice.every((t) => STOPWORDS.has(t.word))) continue;
+      if (
+        withNumbersOnly &&
+        !(n >= 2 && slice.some((t) => /\d/.test(t.word)) && slice.some((t) => /\p{L}/u.test(t.word)))
+      )
+        continue;
+      const key = slice.map((t) => t.word).join(' ');
+      let refs = model.values.get(key) ?? [];
+      let confidence = 0.9;
+      // plurals and inflections of the last word ("westerns", "romantic comedies")
+      if (refs.length === 0) {
+        const last = slice.at(-1)!;
+        for (const base of model.lexicon.baseForms(last.word)) {
+          const k = [...slice.slice(0, -1).map((t) => t.word), base].join(' ');
+          refs = model.values.get(k) ?? [];
+          if (refs.length) break;
+        }
+      }
+      // a single word related to a value ("japanese" → Japan, "funny" → Comedy)
+      if (refs.length === 0 && n === 1 && !STOPWORDS.has(key) && key.length > 2) {
+        const related = [...model.lexicon.related(slice[0]!.word)]
+          .filter(([, w]) => w >= 0.85)
+          .sort((a, b) => b[1] - a[1]);
+        for (const [w] of related) {
+          const k = nameKey(w);
+          const hit = model.values.get(k);
+          if (hit?.length) {
+            refs = hit;
+            confidence = 0.7;
+            break;
+          }
+        }
+      }
+      if (refs.length === 0) continue;
+      // short or common values need more evidence: "r", "g", "no", "action" is fine, "it" is not
+      const single = slice[0]!;
+      if (
+        n === 1 &&
+        key.length <= 2 &&
+        !(single.raw === single.raw.toUpperCase() && /\p{Lu}/u.test(single.raw))
+      )
+        continue;
+      const prop = pickProperty(c, refs, i, i + n);
+      if (!prop) continue;
+      const mine = refs.filter((r) => r.prop === prop.prop);
+      const values = [...new Set(mine.map((r) => r.value.toLowerCase()))];
+      const shownAs = [...new Set(mine.map((r) => r.value))].join(' or ');
+      // a value that is a word heading others ("comedy" in "Romantic Comedy") takes them too
+      const contains =
+        n === 1 &&
+        (model.valueWords.get(key)?.get(prop.prop) ?? 0) >
+          refs.filter((r) => r.prop === prop.prop).reduce((s, r) => s + r.count, 0)
+          ? [[key]]
+          : [];
+      pushValue(
+        c,
+        prop.prop,
+        values,
+        contains,
+        Math.min(i, prop.from),
+        Math.max(i + n, prop.to),
+        confidence,
+        i,
+        shownAs,
+      );
+      matched = true;
+      i += n - 1;
+    }
+    if (matched || withNumbersOnly) continue;
+    // a word some values contain ("kids" in "Kids Fiction", "alaska" in "10km SW of Kodiak, Alaska")
+    const t = c.tokens[i]!;
+    if (STOPWORDS.has(t.word) || t.word.length < 3 || /^\d+$/.test(t.word)) continue;
+    if (model.typeOf(t.word) || model.siteWords.has(t.word) || model.siteWords.has(t.root)) continue;
+    const word = model.valueWords.has(t.word) ? t.word : t.root;
+    const owners = model.valueWords.get(word);
+    if (!owners) continue;
+    const ranked = [...owners.entries()].sort((a, b) => b[1] - a[1]);
+    const [prop, count] = ranked[0]!;
+    if (count < 2) continue;
+    // a property whose values are mostly distinct is prose-like: only a word capitalized or unknown to English
+    const proseLike = (prop.distinct ?? 0) > prop.count * 0.5;
+    if (proseLike && !t.capitalized && model.lexicon.knows(t.word)) continue;
+    // adjectives and verbs ("big", "new") are not what a value is named by
+    const forms = model.lexicon.baseForms(t.word);
+    const nounish = forms.length === 0 || forms.some((f) => model.lexicon.senses(f, 'n').length > 0);
+    if (!nounish && !t.capitalized) continue;
+    pushValue(c, prop, [], [[word]], i, i + 1, proseLike ? 0.5 : 0.6, i);
+  }
+}
+
+/** Which property a value belongs to when several hold it: one named beside it, else the most common. */
+function pickProperty(
+  c: Ctx,
+  refs: readonly { prop: PropertyModel; count: number }[],
+  from: number,
+  to: number,
+): { prop: PropertyModel; from: number; to: number } | undefined {
+  const props = [...new Set(refs.map((r) => r.prop))];
+  // "Dream island", "island of Dream", "species gentoo", "directed by X", "rated R", "from Japan"
+  for (const k of [to, to + 1, from - 1, from - 2]) {
+    if (k < 0 || k >= c.tokens.length || !free(c, k)) continue;
+    const t = c.tokens[k]!;
+    if (STOPWORDS.has(t.word)) continue;
+    const hit = c.model
+      .resolve(t.word, { kinds: ['enum'], roots: [t.root] })
+      .find((h) => props.includes(h.prop));
+    if (hit && hit.score >= 0.6) return { prop: hit.prop, from: Math.min(from, k), to: Math.max(to, k + 1) };
+  }
+  const total = new Map<PropertyModel, number>();
+  for (const r of refs) total.set(r.prop, (total.get(r.prop) ?? 0) + r.count);
+  const best = [...total.entries()].sort((a, b) => b[1] - a[1] || a[0].distinct! - b[0].distinct!)[0];
+  return best ? { prop: best[0], from, to } : undefined;
+}
+
+/** A value as a phrase: schema.org's common properties read naturally ("directed by …", "from Japan"), others as "island Dream". */
+function valuePhrase(prop: PropertyModel, shown: string): string {
+  const key = prop.path.split('.').at(-1)!;
+  const phrase = VALUE_PHRASES[key];
+  // words in lowercase (a word some values contain) are shown capitalized, as values are written
+  const titled =
+    shown === shown.toLowerCase() ? shown.replace(/\b\p{Ll}/gu, (ch) => ch.toUpperCase()) : shown;
+  return phrase ? phrase(titled) : `${prop.label} ${titled}`;
+}
+
+const VALUE_PHRASES: Record<string, (v: string) => string> = {
+  director: (v) => `directed by ${v}`,
+  author: (v) => `by ${v}`,
+  actor: (v) => `starring ${v}`,
+  creator: (v) => `by ${v}`,
+  brand: (v) => `made by ${v}`,
+  manufacturer: (v) => `made by ${v}`,
+  countryOfOrigin: (v) => `from ${v}`,
+  contentRating: (v) => `rated ${v}`,
+  genre: (v) => `in ${v}`,
+};
+
+function pushValue(
+  c: Ctx,
+  prop: PropertyModel,
+  values: string[],
+  contains: string[][],
+  from: number,
+  to: number,
+  confidence: number,
+  at: number,
+  display?: string,
+): void {
+  const negated =
+    (at > 0 && NEGATIONS.test(c.tokens[at - 1]!.word) && free(c, at - 1)) ||
+    /^non$/.test(c.tokens[at - 1]?.word ?? '');
+  const start = negated ? at - 1 : from;
+  // values of one property joined by "or", "and" or a comma are alternatives ("westerns and
+  // comedies"); apart, each is required ("funny films for kids")
+  const last = c.constraints.at(-1);
+  const joined = (k: ValueConstraint): boolean => {
+    const between = c.text
+      .slice(c.text.indexOf(k.phrase) + k.phrase.length, c.tokens[start]!.start)
+      .toLowerCase();
+    return /^\s*(,|or|and|,\s*or|,\s*and)?\s*$/.test(between);
+  };
+  const same =
+    last?.kind === 'value' && last.path === prop.path && last.negated === negated && joined(last)
+      ? last
+      : undefined;
+  const shown =
+    display ?? (values.length ? values.join(' or ') : contains.map((w) => w.join(' ')).join(' or '));
+  if (same) {
+    same.values.push(...values.filter((v) => !same.values.includes(v)));
+    same.contains.push(...contains);
+    same.phrase = `${same.phrase}, ${phraseOf(c, start, to)}`;
+    same.text = `${same.text} or ${shown}`;
+    void valuePhrase;
+  } else {
+    c.constraints.push({
+      kind: 'value',
+      path: prop.path,
+      values,
+      contains,
+      negated,
+      phrase: phraseOf(c, start, to),
+      text: `${negated ? 'not ' : ''}${valuePhrase(prop, shown)}`,
+      confidence,
+    });
+  }
+  mark(c, start, to, 'value');
+}
+
+// ---------------------------------------------------------------- types and site words
+
+function readTypes(c: Ctx): void {
+  for (let i = 0; i < c.tokens.length; i++) {
+    if (!free(c, i)) continue;
+    const t = c.tokens[i]!;
+    if (STOPWORDS.has(t.word)) continue;
+    const type = c.model.typeOf(t.word);
+    if (type && type.score >= 0.9) {
+      c.types.add(type.type);
+      c.nouns.push(t.raw);
+      mark(c, i, i + 1, 'type');
+      continue;
+    }
+    if (c.model.siteWords.has(t.word) || c.model.siteWords.has(t.root)) {
+      if (t.tags.has('Noun')) c.nouns.push(t.raw);
+      mark(c, i, i + 1, 'site');
+    }
+  }
+  // the type words name the site's own items: a filter only when several types are loaded
+  if (c.model.types.length <= 1) c.types.clear();
+}
+
+export { formatNumber };

@@ -1,0 +1,248 @@
+import type { PropertyKind, PropertyProfile, SiteProfile } from '@askbus/contracts';
+import { STOPWORDS, tokenize } from '@askbus/search-core';
+import type { Fact } from './facts';
+import type { Dimension } from './units';
+
+/**
+ * A site's profile, kept as counts so items can be added and removed one at a time (upserts
+ * replace, deletes remove) and the profile read at any moment: for each property path its
+ * kind, unit, range and quantiles, or its values with counts; the site's types by count; the
+ * words so common in its items that they describe the site itself.
+ */
+
+/** Types that are a page's furniture, not what a site is about (NLWeb skips them too). */
+const FURNITURE_TYPES = new Set([
+  'WebSite',
+  'WebPage',
+  'Organization',
+  'BreadcrumbList',
+  'ListItem',
+  'SiteNavigationElement',
+  'SearchAction',
+  'ImageObject',
+  'WPHeader',
+  'WPFooter',
+  'WPSideBar',
+  'ItemList',
+  'Person',
+  'Corporation',
+  'ReadAction',
+]);
+/** Values kept per property in a profile (the most common). */
+const MAX_VALUES = 5_000;
+/** A word in at least this share of a site's items describes the site. */
+const SITE_WORD_SHARE = 0.3;
+const MIN_ITEMS_FOR_SITE_WORDS = 5;
+
+/** What one item contributes, computed once so removing it undoes exactly what adding did. */
+export interface ItemContribution {
+  type: string;
+  paths: Map<string, PathPart>;
+  /** Distinct words of the item's name and values (for site words). */
+  words: Set<string>;
+}
+
+interface PathPart {
+  label: string;
+  context: string;
+  kinds: Partial<Record<Fact['kind'], number>>;
+  unit?: string;
+  srcUnit?: string;
+  dimension?: Dimension;
+  nums: number[];
+  strs: string[];
+}
+
+/** What an item adds to its site's profile. */
+export function contributionOf(type: string, facts: readonly Fact[]): ItemContribution {
+  const paths = new Map<string, PathPart>();
+  const words = new Set<string>();
+  for (const f of facts) {
+    let p = paths.get(f.path);
+    if (!p) paths.set(f.path, (p = { label: f.label, context: f.context, kinds: {}, nums: [], strs: [] }));
+    p.kinds[f.kind] = (p.kinds[f.kind] ?? 0) + 1;
+    if (f.unit && !p.unit) {
+      p.unit = f.unit;
+      if (f.srcUnit) p.srcUnit = f.srcUnit;
+      if (f.dimension) p.dimension = f.dimension;
+    } else if (f.dimension && !p.dimension) p.dimension = f.dimension;
+    if (f.num !== undefined) p.nums.push(f.num);
+    if (f.str !== undefined && (f.kind === 'string' || f.kind === 'name')) p.strs.push(f.str);
+    if (f.str !== undefined && f.kind !== 'date')
+      for (const t of tokenize(f.str)) if (t.length > 2 && !STOPWORDS.has(t)) words.add(t);
+  }
+  return { type, paths, words };
+}
+
+class PathStats {
+  items = 0;
+  label = '';
+  context = '';
+  readonly kinds = new Map<Fact['kind'], number>();
+  readonly units = new Map<string, number>();
+  readonly srcUnits = new Map<string, number>();
+  readonly dimensions = new Map<string, number>();
+  readonly nums = new Map<number, number>();
+  /** folded value → [count, the spelling first seen]. */
+  readonly strs = new Map<string, [number, string]>();
+
+  apply(part: PathPart, sign: 1 | -1): void {
+    this.items += sign;
+    if (sign > 0 || !this.label) {
+      this.label = part.label;
+      this.context = part.context;
+    }
+    for (const [k, n] of Object.entries(part.kinds)) bump(this.kinds, k as Fact['kind'], sign * n);
+    if (part.unit) bump(this.units, part.unit, sign);
+    if (part.srcUnit) bump(this.srcUnits, part.srcUnit, sign);
+    if (part.dimension) bump(this.dimensions, part.dimension, sign);
+    for (const n of part.nums) bump(this.nums, n, sign);
+    for (const s of part.strs) {
+      const key = s.toLowerCase();
+      const have = this.strs.get(key);
+      const next = (have?.[0] ?? 0) + sign;
+      if (next <= 0) this.strs.delete(key);
+      else this.strs.set(key, [next, have?.[1] ?? s]);
+    }
+  }
+}
+
+function bump<K>(m: Map<K, number>, k: K, by: number): void {
+  const n = (m.get(k) ?? 0) + by;
+  if (n <= 0) m.delete(k);
+  else m.set(k, n);
+}
+
+const top = <K>(m: Map<K, number>): K | undefined => {
+  let best: K | undefined;
+  let n = -1;
+  for (const [k, c] of m) if (c > n) [best, n] = [k, c];
+  return best;
+};
+
+/** The counts behind one site's profile. */
+export class ProfileBuilder {
+  private items = 0;
+  private readonly types = new Map<string, number>();
+  private readonly paths = new Map<string, PathStats>();
+  private readonly words = new Map<string, number>();
+  private changes = 0;
+  private cached: { at: number; profile: SiteProfile } | undefined;
+
+  constructor(readonly site: string) {}
+
+  get size(): number {
+    return this.items;
+  }
+
+  add(c: ItemContribution): void {
+    this.apply(c, 1);
+  }
+
+  remove(c: ItemContribution): void {
+    this.apply(c, -1);
+  }
+
+  private apply(c: ItemContribution, sign: 1 | -1): void {
+    this.items += sign;
+    this.changes++;
+    bump(this.types, c.type, sign);
+    for (const w of c.words) bump(this.words, w, sign);
+    for (const [path, part] of c.paths) {
+      let s = this.paths.get(path);
+      if (!s) this.paths.set(path, (s = new PathStats()));
+      s.apply(part, sign);
+      if (s.items <= 0) this.paths.delete(path);
+    }
+  }
+
+  /** A version that changes with every add and remove. */
+  get version(): string {
+    return `${this.items}-${this.changes}`;
+  }
+
+  /** The profile as it stands (computed once per version). */
+  profile(): SiteProfile {
+    if (this.cached?.at === this.changes) return this.cached.profile;
+    const types = [...this.types.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([type, count]) => ({ type, count }));
+    const properties = [...this.paths.entries()]
+      .map(([path, s]) => propertyProfile(path, s))
+      .filter((p): p is PropertyProfile => p !== undefined)
+      .sort((a, b) => b.count - a.count || (a.path < b.path ? -1 : 1));
+    const siteWords =
+      this.items >= MIN_ITEMS_FOR_SITE_WORDS
+        ? [...this.words.entries()]
+            .filter(([, n]) => n >= this.items * SITE_WORD_SHARE)
+            .sort((a, b) => b[1] - a[1])
+            .slice(0, 200)
+            .map(([w]) => w)
+        : [];
+    const profile: SiteProfile = {
+      site: this.site,
+      version: this.version,
+      itemCount: this.items,
+      types,
+      mainTypes: mainTypes(types),
+      properties,
+      siteWords,
+    };
+    this.cached = { at: this.changes, profile };
+    return profile;
+  }
+}
+
+/** The types a site is about: furniture left out unless it is all there is, minor types dropped. */
+export function mainTypes(types: readonly { type: string; count: number }[]): string[] {
+  const content = types.filter((t) => !FURNITURE_TYPES.has(t.type));
+  const pool = content.length ? content : types;
+  const most = pool[0]?.count ?? 0;
+  return pool.filter((t) => t.count >= most * 0.1).map((t) => t.type);
+}
+
+function quantiles(sorted: readonly number[]): number[] {
+  const out: number[] = [];
+  for (let i = 0; i <= 10; i++) {
+    const at = (sorted.length - 1) * (i / 10);
+    const lo = Math.floor(at);
+    const hi = Math.ceil(at);
+    out.push(sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (at - lo));
+  }
+  return out;
+}
+
+function propertyProfile(path: string, s: PathStats): PropertyProfile | undefined {
+  const kindOf = top(s.kinds);
+  if (!kindOf || s.items <= 0) return undefined;
+  const base = { path, label: s.label, context: s.context, count: s.items };
+  const unit = top(s.units);
+  const displayUnit = top(s.srcUnits);
+  const dimension = top(s.dimensions);
+  if (kindOf === 'number' || kindOf === 'date') {
+    // every value once per occurrence, for quantiles
+    const values: number[] = [];
+    for (const [v, n] of s.nums) for (let i = 0; i < Math.min(n, 10_000); i++) values.push(v);
+    if (values.length === 0) return undefined;
+    values.sort((a, b) => a - b);
+    return {
+      ...base,
+      kind: kindOf,
+      ...(unit ? { unit } : {}),
+      ...(displayUnit ? { displayUnit } : {}),
+      ...(dimension ? { dimension } : {}),
+      min: values[0]!,
+      max: values.at(-1)!,
+      quantiles: quantiles(values),
+      integer: [...s.nums.keys()].every((v) => Number.isInteger(v)),
+      distinct: s.nums.size,
+    };
+  }
+  const kind: PropertyKind = kindOf === 'name' ? 'name' : kindOf === 'text' ? 'text' : 'enum';
+  if (kind === 'text') return { ...base, kind };
+  const values = [...s.strs.values()]
+    .sort((a, b) => b[0] - a[0] || (a[1] < b[1] ? -1 : 1))
+    .slice(0, kind === 'name' ? 0 : MAX_VALUES)
+    .map(([count, value]) => ({ value, count }));
+  return { ...base, kind, values, distinct: s.strs.size };
+}

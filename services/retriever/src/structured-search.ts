@@ -1,0 +1,148 @@
+import type { Constraint, RetrievedItem, SearchOutcome, StoredItem, Understanding } from '@askbus/contracts';
+import { quantilesOf, satisfaction, targetValue, type FactMap } from '@askbus/understand';
+
+/**
+ * Search with an understood question: the constraints filter the items of the sites, the
+ * orders and the free words rank what is left, the items the question names exactly go first.
+ * When the constraints together exclude every item, the least sure is dropped (and said so)
+ * until some item is left, so a question most items nearly satisfy is never answered with
+ * nothing. `structuredSearch` does it all in memory (the embedded index); the PostgreSQL store
+ * filters in SQL and ranks its rows with `rankCandidates`.
+ */
+export interface InMemorySource {
+  /** Every item of these sites (all sites when undefined), of these types when given. */
+  items(sites: ReadonlySet<string> | undefined, types: ReadonlySet<string> | undefined): Iterable<StoredItem>;
+  facts(item: StoredItem): FactMap;
+  /** Item URLs ranked by text relevance to `text` among `allowed` (best first, at most `depth`). */
+  textRanks(
+    text: string,
+    allowed: ReadonlySet<string>,
+    depth: number,
+    keywordOnly?: boolean,
+  ): Promise<string[]>;
+}
+
+export interface Candidate {
+  item: StoredItem;
+  /** Mean fit of the orders, 0..1. */
+  fit: number;
+  /** The superlative's number (larger first), when the item has it. */
+  sortKey: number | undefined;
+  /** Text relevance, 0..1. */
+  text: number;
+}
+
+/** How much the orders weigh against the free words when both rank (no superlative). */
+const ORDER_WEIGHT = 0.6;
+
+/** The constraint to drop first: the least sure; among equals derived quantities, then word values. */
+export function weakest(constraints: readonly Constraint[]): Constraint | undefined {
+  return [...constraints].sort((a, b) => a.confidence - b.confidence || relaxOrder(b) - relaxOrder(a))[0];
+}
+
+function relaxOrder(k: Constraint): number {
+  if (k.kind === 'range' && 'derived' in k.target) return 3;
+  if (k.kind === 'value' && k.contains.length > 0 && k.values.length === 0) return 2;
+  return 1;
+}
+
+/** An item as a candidate, when it satisfies the constraints. */
+export function candidateOf(
+  item: StoredItem,
+  facts: FactMap,
+  u: Pick<Understanding, 'constraints' | 'orders'>,
+): Candidate | undefined {
+  const s = satisfaction(u, facts);
+  if (s.failed.length > 0) return undefined;
+  return { item, fit: s.fit, sortKey: s.sortKey, text: 0 };
+}
+
+/** Text relevance from a ranking of URLs (best first): 1 at the top, falling off slowly. */
+export function applyTextRanks(candidates: Candidate[], ranks: readonly string[]): void {
+  const position = new Map(ranks.map((url, i) => [url, i]));
+  for (const c of candidates) {
+    const at = position.get(c.item.url);
+    c.text = at === undefined ? 0 : 1 / (1 + at / 10);
+  }
+}
+
+/** Orders candidates as the question asks and keeps the first `numResults`. */
+export function rankCandidates(
+  candidates: Candidate[],
+  u: Understanding,
+  numResults: number,
+): RetrievedItem[] {
+  const sort = u.orders.some((o) => o.strength === 'sort');
+  const hasOrders = u.orders.length > 0;
+  const hasWords = u.freeText.trim() !== '';
+  const score = (c: Candidate): number =>
+    hasOrders && hasWords
+      ? ORDER_WEIGHT * c.fit + (1 - ORDER_WEIGHT) * c.text
+      : hasOrders
+        ? c.fit + 0.01 * c.text
+        : c.text;
+  const named = new Set(u.named.filter((n) => n.exact).map((n) => n.url));
+  candidates.sort((a, b) => {
+    const na = named.has(a.item.url);
+    if (na !== named.has(b.item.url)) return na ? -1 : 1;
+    if (sort) {
+      // items that have the sorted number first, by it; then the rest
+      if (a.sortKey !== undefined && b.sortKey !== undefined && a.sortKey !== b.sortKey)
+        return b.sortKey - a.sortKey;
+      if ((a.sortKey === undefined) !== (b.sortKey === undefined)) return a.sortKey === undefined ? 1 : -1;
+    }
+    return score(b) - score(a) || (a.item.url < b.item.url ? -1 : 1);
+  });
+  const n = Math.max(1, numResults);
+  return candidates
+    .slice(0, numResults)
+    .map((c, i) => ({ ...c.item, retrievalScore: Math.round((1 - i / n) * 1e4) / 1e4 }));
+}
+
+export async function structuredSearch(
+  src: InMemorySource,
+  question: Understanding,
+  sites: ReadonlySet<string> | undefined,
+  types: ReadonlySet<string> | undefined,
+  numResults: number,
+): Promise<{ items: RetrievedItem[]; outcome: SearchOutcome }> {
+  let u = question;
+  const pool = [...src.items(sites, types)];
+  const facts = pool.map((item) => src.facts(item));
+  // derived quantities (profit, total score) have no profile quantiles: take them from the items
+  const orders = u.orders.map((o) =>
+    o.quantiles ? o : { ...o, quantiles: quantilesOf(facts.map((f) => targetValue(o.target, f))) },
+  );
+  u = { ...u, orders };
+  let constraints = [...u.constraints];
+  const relaxed: string[] = [];
+  const filter = (): Candidate[] => {
+    const out: Candidate[] = [];
+    pool.forEach((item, i) => {
+      const c = candidateOf(item, facts[i]!, { constraints, orders: u.orders });
+      if (c) out.push(c);
+    });
+    return out;
+  };
+  let passing = filter();
+  while (passing.length === 0 && constraints.length > 0) {
+    const drop = weakest(constraints)!;
+    constraints = constraints.filter((k) => k !== drop);
+    relaxed.push(drop.text);
+    passing = filter();
+  }
+  // without free words the question's own words still order what is left a little
+  const rankText = u.freeText.trim() || u.text;
+  if (rankText && passing.length > 1) {
+    const allowed = new Set(passing.map((c) => c.item.url));
+    // the question's own words only break ties: the keyword half is enough for that
+    applyTextRanks(
+      passing,
+      await src.textRanks(rankText, allowed, Math.max(numResults * 4, 200), !u.freeText.trim()),
+    );
+  }
+  return {
+    items: rankCandidates(passing, u, numResults),
+    outcome: { matched: passing.length, relaxed, orders },
+  };
+}
