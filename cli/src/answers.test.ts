@@ -119,6 +119,33 @@ describe('constraint questions over REST /ask (no LLM)', () => {
   });
 });
 
+describe('site profiles', () => {
+  it('/sites shows each profile in brief, /sites/<name> the whole profile of a site loaded with askbus load', async () => {
+    const sites = (await (await fetch(`${system.running.url}/sites`)).json()) as {
+      details: {
+        name: string;
+        mainTypes?: string[];
+        properties?: { path: string; kind: string; unit?: string }[];
+      }[];
+    };
+    const cars = sites.details.find((d) => d.name === 'cars');
+    expect(cars?.mainTypes).toEqual(['Car']);
+    expect(cars?.properties?.find((p) => p.path === 'weight')).toMatchObject({ kind: 'number', unit: 'g' });
+    const res = await fetch(`${system.running.url}/sites/penguins`);
+    expect(res.status).toBe(200);
+    const { profile } = (await res.json()) as {
+      profile: {
+        mainTypes: string[];
+        properties: { path: string; kind: string; values?: { value: string }[] }[];
+      };
+    };
+    expect(profile.mainTypes).toEqual(['Observation']);
+    const species = profile.properties.find((p) => p.path === 'variableMeasured.species');
+    expect(species?.values?.map((v) => v.value).sort()).toEqual(['Adelie', 'Chinstrap', 'Gentoo']);
+    expect((await fetch(`${system.running.url}/sites/nowhere`)).status).toBe(404);
+  });
+});
+
 describe('named items: details, compare, tools', () => {
   it('an attribute question about one item goes to details with that item', async () => {
     const msgs = await ask('who directed Jurassic Park', 'movies');

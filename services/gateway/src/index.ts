@@ -19,7 +19,7 @@ import type { Registry } from 'prom-client';
 import { BusError, newTraceparent, parseTraceparent } from '@askbus/bus';
 import type { Bus } from '@askbus/bus';
 import { contracts, createMessageFactory } from '@askbus/contracts';
-import type { Message, SiteInfo } from '@askbus/contracts';
+import type { Message, SiteInfo, SiteProfile } from '@askbus/contracts';
 import { parseAsk, parseForm } from './dialect';
 import type { AskCall } from './dialect';
 import { BadRequestError, failureOf } from './errors';
@@ -390,7 +390,23 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
       const f = failureOf(err, RETRIEVER);
       return reply.code(f.status).send({ message_type: 'error', ...f });
     }
-    const body = { 'message-type': 'sites', sites: sites.map((s) => s.name), details: sites };
+    // each site's profile in brief (properties, kinds, units, ranges, common values); the whole
+    // profile is at /sites/<name>. A retriever that cannot say leaves the details as they were.
+    const profiles = await bus
+      .request(
+        contracts.profile,
+        { site: ['all'], known: {} },
+        { timeoutMs: SITES_TIMEOUT_MS, traceparent: traceparentOf(req) },
+      )
+      .then(
+        (r) => new Map(r.profiles.filter((p) => !('unchanged' in p)).map((p) => [p.site, p as SiteProfile])),
+      )
+      .catch(() => new Map<string, SiteProfile>());
+    const details = sites.map((s) => {
+      const p = profiles.get(s.name);
+      return p ? { ...s, mainTypes: p.mainTypes, properties: p.properties.map(briefProperty) } : s;
+    });
+    const body = { 'message-type': 'sites', sites: sites.map((s) => s.name), details };
     if (!truthy((req.query as Record<string, unknown>).streaming)) return body;
     reply.hijack();
     reply.raw.writeHead(200, { ...pendingHeaders(reply), ...SSE_HEADERS });
@@ -471,4 +487,19 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
   await app.register(a2aPlugin, { ...opts.a2a, access: accessControl, bus, version });
 
   return app;
+}
+
+/** A property of a site's profile in brief, for /sites. */
+function briefProperty(p: SiteProfile['properties'][number]): Record<string, unknown> {
+  return {
+    path: p.path,
+    label: p.label,
+    kind: p.kind,
+    count: p.count,
+    // numbers and ranges in the canonical unit (grams, minutes, USD); the site writes displayUnit
+    ...(p.unit ? { unit: p.unit } : {}),
+    ...(p.displayUnit ? { displayUnit: p.displayUnit } : {}),
+    ...(p.min !== undefined ? { min: p.min, max: p.max } : {}),
+    ...(p.values?.length ? { values: p.values.slice(0, 10).map((v) => v.value), distinct: p.distinct } : {}),
+  };
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { contracts, type ScoredItem, type StoredItem } from '@askbus/contracts';
+import { contracts, Understanding, type ScoredItem, type StoredItem } from '@askbus/contracts';
 import type { BusError, Bus } from '@askbus/bus';
 import { testBus, testNats } from '@askbus/bus/testing';
 import { createLlm, loadPrompts, rankingPromptFor } from '@askbus/llm';
@@ -149,5 +149,35 @@ describe('ranker with a language model (OpenAI-compatible fake over HTTP, real N
     expect(r.stats).toMatchObject({ fallbackItems: 1, scoredItems: 5 });
     expect(r.llm.counters.malformedOutputs).toBe(1);
     expect(r.llm.fallbackCounts()).toEqual([{ task: 'rank', reason: 'malformed', count: 1 }]);
+  });
+
+  it('tells the model what the question was understood to require', async () => {
+    await ranker(1);
+    fake.reset();
+    const understanding = Understanding.parse({
+      text: query,
+      constraints: [
+        { kind: 'value', path: 'genre', values: ['western'], phrase: 'westerns', text: 'in Western' },
+      ],
+      orders: [
+        {
+          target: { path: 'aggregateRating' },
+          direction: 'desc',
+          strength: 'sort',
+          phrase: 'best',
+          text: 'highest rating',
+        },
+      ],
+      noun: 'movies',
+    });
+    for await (const _ of caller.stream(contracts.score, {
+      query,
+      items: movieBatch().slice(0, 1),
+      understanding,
+    }))
+      void _;
+    expect(fake.prompts.at(-1)).toContain(
+      'The question was understood as asking for movies: in Western; sorted by highest rating.',
+    );
   });
 });

@@ -8,7 +8,8 @@ import { loadDemoSites } from '@askbus/demo-data';
 import { PgStore } from './pg-store';
 import { StoreInputError } from './index-store';
 import { serveRetriever } from './index';
-import { contracts } from '@askbus/contracts';
+import { contracts, type StoredItem } from '@askbus/contracts';
+import { testSite } from '@askbus/understand/testing';
 import { testBus, testNats } from '@askbus/bus/testing';
 
 const demo = loadDemoSites();
@@ -163,6 +164,86 @@ for (const target of targets) {
         await client.drain();
         await server.drain();
         await nats.stop();
+      }
+    });
+
+    it('applies an understanding in SQL: constraints, a superlative, derived quantities, relaxation', async (ctx) => {
+      if (skip) ctx.skip();
+      const num = (v: unknown): number => (v as { value: number }).value;
+      const cyl = (i: StoredItem) =>
+        (i.schema_object.additionalProperty as { name: string; value: number }[]).find(
+          (p) => p.name === 'number of cylinders',
+        )?.value;
+      const heavy = testSite('cars').ask('heavy 8-cylinder cars from the early 70s');
+      const a = await store.searchWithOutcome({
+        query: heavy.text,
+        site: ['cars'],
+        numResults: 100,
+        understanding: heavy,
+      });
+      const matching = cars.filter(
+        (c) => cyl(c) === 8 && /^197[0-3]/.test(String(c.schema_object.vehicleModelDate)),
+      );
+      expect(a.outcome?.matched).toBe(matching.length);
+      expect(a.items.map((i) => i.url).sort()).toEqual(matching.map((i) => i.url).sort());
+      expect(num(a.items[0]!.schema_object.weight)).toBe(
+        Math.max(...matching.map((c) => num(c.schema_object.weight))),
+      );
+
+      const heaviest = testSite('cars').ask('the heaviest cars');
+      const b = await store.searchWithOutcome({
+        query: heaviest.text,
+        site: ['cars'],
+        numResults: 10,
+        understanding: heaviest,
+      });
+      const weights = b.items.map((i) => num(i.schema_object.weight));
+      expect(weights).toEqual(
+        [...cars.map((c) => num(c.schema_object.weight))].sort((x, y) => y - x).slice(0, 10),
+      );
+
+      const lost = testSite('movies').ask('movies that lost money');
+      const c = await store.searchWithOutcome({
+        query: lost.text,
+        site: ['movies'],
+        numResults: 20,
+        understanding: lost,
+      });
+      const money = (i: StoredItem, name: string) =>
+        (i.schema_object.additionalProperty as { name: string; value: number }[]).find((p) => p.name === name)
+          ?.value ?? NaN;
+      expect(c.items.length).toBeGreaterThan(0);
+      for (const i of c.items)
+        expect(money(i, 'worldwide gross')).toBeLessThan(money(i, 'production budget'));
+      expect(c.outcome?.orders?.[0]?.quantiles).toHaveLength(11);
+
+      const none = testSite('cars').ask('japanese cars heavier than 4500 pounds');
+      const d = await store.searchWithOutcome({
+        query: none.text,
+        site: ['cars'],
+        numResults: 5,
+        understanding: none,
+      });
+      expect(d.outcome?.relaxed).toHaveLength(1);
+      expect(d.items.length).toBeGreaterThan(0);
+    });
+
+    it("keeps each site's profile and names from the table", async (ctx) => {
+      if (skip) ctx.skip();
+      const [p] = store.profiles(['cars']);
+      if (!p || 'unchanged' in p) throw new Error('no profile');
+      expect(p.itemCount).toBe(100);
+      expect(p.properties.find((x) => x.path === 'weight')).toMatchObject({
+        kind: 'number',
+        displayUnit: 'lb',
+      });
+      const again = await PgStore.open({ connectionString: server.url, table, maxConnections: 1 });
+      try {
+        const [q] = again.profiles(['movies']);
+        expect(q && 'itemCount' in q ? q.itemCount : 0).toBe(movies.length);
+        expect(again.findNames('tell me about Pale Rider', ['movies'])[0]?.items[0]?.name).toBe('Pale Rider');
+      } finally {
+        await again.close();
       }
     });
 

@@ -140,16 +140,17 @@ export function checkReading(
     if (!p || p.kind !== 'enum') continue;
     const known = new Map((p.values ?? []).map((x) => [nameKey(x.value), x.value]));
     const exact = v.values.map((x) => known.get(nameKey(x))).filter((x): x is string => x !== undefined);
+    // a value the site does not have is kept only when some values contain its words
     const contained = v.values
       .filter((x) => !known.has(nameKey(x)))
       .map((x) => nameKey(x).split(' '))
-      .filter((w) => w.join('') !== '');
+      .filter((w) => w.join('') !== '' && (model.valueWords.get(w.at(-1)!)?.get(p) ?? 0) > 0);
     if (exact.length === 0 && contained.length === 0) continue;
     constraints.push({
       kind: 'value',
       path: p.path,
       values: exact.map((x) => x.toLowerCase()),
-      contains: contained.filter((w) => (model.valueWords.get(w.at(-1)!)?.get(p) ?? 0) > 0),
+      contains: contained,
       negated: v.negated,
       phrase: v.values.join(', '),
       text: `${v.negated ? 'not ' : ''}${p.label} ${[...exact, ...contained.map((w) => w.join(' '))].join(' or ')}`,
