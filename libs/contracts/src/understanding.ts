@@ -64,7 +64,8 @@ export type SiteProfile = z.infer<typeof SiteProfile>;
 
 /** A quantity computed from two numeric properties of the same unit: gross − budget, home + away score. */
 export const Derived = z.object({
-  op: z.enum(['difference', 'sum', 'ratio']),
+  /** a − b, a + b, a ÷ b, or |a − b| (how far apart). */
+  op: z.enum(['difference', 'sum', 'ratio', 'gap']),
   a: z.string(),
   b: z.string(),
   /** What it is, for people: "profit (worldwide gross − production budget)", "total score". */

@@ -27,8 +27,11 @@ export interface AnalyzedItem {
   fields: Record<FieldName, FieldIndex>;
   /** Stems of the words of its schema.org types ("movi" for Movie), which a query word may name. */
   typeTerms: Set<string>;
-  /** Stems of the words of its property names ("fuel", "effici" for fuelEfficiency; PropertyValue names too). */
-  keyTerms: Set<string>;
+  /**
+   * Stems of the words of its property names ("fuel", "effici" for fuelEfficiency; PropertyValue
+   * names too), computed the first time a query word is not among its values.
+   */
+  keyTerms: () => Set<string>;
 }
 
 /** Credit for a query word that names one of the item's properties rather than a value. */
@@ -70,8 +73,11 @@ export function analyzeItem(item: ItemLike): AnalyzedItem {
   const typeTerms = new Set(
     itemTypes(item).flatMap((t) => tokenize(t.replace(/([a-z\d])([A-Z])/g, '$1 $2')).map(stem)),
   );
-  const keyTerms = new Set<string>();
-  propertyWords(item.schema_object, keyTerms);
+  let keys: Set<string> | undefined;
+  const keyTerms = (): Set<string> => {
+    if (!keys) propertyWords(item.schema_object, (keys = new Set<string>()));
+    return keys;
+  };
   return { fields, typeTerms, keyTerms };
 }
 
@@ -112,9 +118,9 @@ export function scoreItem(query: string | ParsedQuery, item: ItemLike | Analyzed
 }
 
 function termCredit(term: string, item: AnalyzedItem): number {
-  let best = item.keyTerms.has(term) ? KEY_WEIGHT : 0;
+  let best = 0;
   for (const f of FIELD_NAMES) if (item.fields[f].terms.has(term)) best = Math.max(best, FIELD_WEIGHTS[f]);
-  return best;
+  return best > 0 ? best : item.keyTerms().has(term) ? KEY_WEIGHT : 0;
 }
 
 function requirementCredit(req: QueryRequirement, item: AnalyzedItem): number {

@@ -22,8 +22,13 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
   ).split(' '),
 );
 
+// eslint-disable-next-line no-control-regex -- every ASCII character, control ones included
+const ASCII = /^[\x00-\x7f]*$/;
+
 /** Lowercase, accents folded ("Amélie" → "amelie"), so queries need not type diacritics. */
 export function foldText(text: string): string {
+  // most text is plain ASCII: nothing to fold but case
+  if (ASCII.test(text)) return text.toLowerCase();
   return text
     .normalize('NFKD')
     .replace(/\p{M}+/gu, '')
@@ -35,10 +40,11 @@ export function foldText(text: string): string {
  * "'s" is dropped first so "Schindler's" is "schindler", not "schindler" + "s".
  */
 export function tokenize(text: string): string[] {
-  return foldText(text)
-    .replace(/['’]s\b/g, '')
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((t) => t.length > 0);
+  const folded = foldText(text).replace(/['’]s\b/g, '');
+  // ASCII text splits on a cheaper pattern than Unicode's letter and number classes
+  return (ASCII.test(folded) ? folded.split(/[^a-z0-9]+/) : folded.split(/[^\p{L}\p{N}]+/u)).filter(
+    (t) => t.length > 0,
+  );
 }
 
 const stemCache = new Map<string, string>();

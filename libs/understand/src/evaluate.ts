@@ -22,6 +22,8 @@ export function targetValue(target: Target, facts: FactMap): number | undefined 
       return a + b;
     case 'ratio':
       return b === 0 ? undefined : a / b;
+    case 'gap':
+      return Math.abs(a - b);
   }
 }
 
@@ -150,4 +152,43 @@ export function quantilesOf(values: readonly (number | undefined)[]): number[] |
     out.push(sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (at - lo));
   }
   return out;
+}
+
+/**
+ * Constraints made into one test, for scanning many items: value sets folded once, no
+ * allocation per item (satisfies() does the same, one constraint at a time).
+ */
+export function compileConstraints(constraints: readonly Constraint[]): (facts: FactMap) => boolean {
+  const tests = constraints.map((k): ((facts: FactMap) => boolean) => {
+    if (k.kind === 'range') {
+      if (!('path' in k.target)) return (facts) => satisfies(k, facts);
+      const path = k.target.path;
+      return (facts) => {
+        const list = facts.get(path);
+        if (!list) return false;
+        for (const f of list) if (f.num !== undefined && inRange(f.num, k)) return true;
+        return false;
+      };
+    }
+    const keys = new Set(k.values.map((v) => cachedKey(v)));
+    const seqs = k.contains.map((seq) => ` ${seq.join(' ')} `);
+    const path = k.path;
+    const negated = k.negated;
+    return (facts) => {
+      let hit = false;
+      for (const f of facts.get(path) ?? []) {
+        if (f.str === undefined) continue;
+        const key = cachedKey(f.str);
+        if (keys.has(key) || (seqs.length > 0 && seqs.some((q) => ` ${key} `.includes(q)))) {
+          hit = true;
+          break;
+        }
+      }
+      return negated ? !hit : hit;
+    };
+  });
+  return (facts) => {
+    for (const t of tests) if (!t(facts)) return false;
+    return true;
+  };
 }

@@ -87,7 +87,21 @@ export function keyWords(key: string, camelCase = true): string {
  * A key's words and the unit it is written in, when the key says: "Body Mass (g)" → body mass, g;
  * "Weight_in_lbs" → weight, lb; "Miles_per_Gallon" → miles per gallon, mpg (the key is a unit).
  */
+const labelCache = new Map<string, { label: string; unit?: Unit }>();
+
+/** keyLabel, remembered: keys repeat from item to item. */
 export function keyLabel(key: string, camelCase = true): { label: string; unit?: Unit } {
+  const cacheKey = `${camelCase ? 1 : 0}${key}`;
+  let hit = labelCache.get(cacheKey);
+  if (!hit) {
+    hit = readKeyLabel(key, camelCase);
+    if (labelCache.size > 20_000) labelCache.clear();
+    labelCache.set(cacheKey, hit);
+  }
+  return hit;
+}
+
+function readKeyLabel(key: string, camelCase: boolean): { label: string; unit?: Unit } {
   const paren = /\(([^)]{1,20})\)\s*$/.exec(key);
   const parenUnit = paren ? unitOf(paren[1]) : undefined;
   let label = keyWords(key, camelCase);

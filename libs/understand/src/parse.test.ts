@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Constraint, RangeConstraint, Understanding, ValueConstraint } from '@askbus/contracts';
-import { testSite } from './testing';
+import { SiteCatalog } from './catalog';
+import { SiteModel } from './model';
+import { parseQuestion } from './parse';
+import { testLexicon, testSite } from './testing';
 
 const range = (u: Understanding, path: string): RangeConstraint | undefined =>
   u.constraints.find(
@@ -155,5 +158,44 @@ describe('parseQuestion on a site of another kind (penguins, loaded as PropertyV
     expect(
       order(penguins.ask('penguins with the longest flippers'), 'variableMeasured.flipper length')?.direction,
     ).toBe('desc');
+  });
+});
+
+describe('parseQuestion on two sides of one measure (a synthetic site of games)', () => {
+  const catalog = new SiteCatalog(true);
+  for (let i = 0; i < 200; i++) {
+    catalog.add({
+      url: `https://games.example/${i}`,
+      name: `Team ${i % 7} v Team ${(i + 3) % 7}`,
+      site: 'games',
+      '@type': 'SportsEvent',
+      schema_object: {
+        '@type': 'SportsEvent',
+        startDate: `2020-0${(i % 9) + 1}-1${i % 9}`,
+        home_points: (i * 7) % 120,
+        away_points: (i * 11) % 120,
+      },
+    });
+  }
+  const model = new SiteModel([catalog.profile('games')!], testLexicon());
+  const ask = (q: string) => parseQuestion(q, { model, names: [] });
+
+  it('totals the two sides, picks one side by its word, and reads a margin', () => {
+    expect(ask('games with more than 200 points').constraints[0]).toMatchObject({
+      target: { derived: { op: 'sum' } },
+      min: 200,
+    });
+    expect(ask('games where the home team scored over 100 points').constraints[0]).toMatchObject({
+      target: { path: 'home_points' },
+      min: 100,
+    });
+    expect(ask('games decided by 30 points or more').constraints[0]).toMatchObject({
+      target: { derived: { op: 'gap' } },
+      min: 30,
+    });
+    expect(ask('the games with the most points').orders[0]).toMatchObject({
+      target: { derived: { op: 'sum' } },
+      strength: 'sort',
+    });
   });
 });

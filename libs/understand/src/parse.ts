@@ -166,6 +166,9 @@ function findNamed(c: Ctx, names: readonly NameMatch[]): NamedSpan[] {
     if (covered.length === 0 || m.items.length === 0) continue;
     const from = covered[0]!.i;
     const to = covered.at(-1)!.i + 1;
+    // words that only begin longer names but are a value of the site ("FC Bayern München" begins
+    // "FC Bayern München vs …" and is a home team): the value reading wins
+    if (!m.exact && c.model.values.has(covered.map((t) => t.word).join(' '))) continue;
     const content = covered.filter((t) => !STOPWORDS.has(t.word));
     const common = m.common || (content.length === 1 && c.model.lexicon.isCommon(content[0]!.word));
     const whole = content.length > 0 && content.length >= contentCount - 1;
@@ -297,7 +300,17 @@ function readAttributes(c: Ctx, kind: 'details' | 'compare'): void {
       }
       continue;
     }
-    const hit = c.model.resolve(t.word, { roots: [t.root, base].filter((x) => x && x !== t.word) })[0];
+    const hits = c.model.resolve(t.word, { roots: [t.root, base].filter((x) => x && x !== t.word) });
+    // "gross" alone means the whole, not a part: among alike readings the larger measure
+    const hit = hits
+      .filter(
+        (h) =>
+          hits[0] &&
+          h.score >= hits[0].score - 0.03 &&
+          h.prop.head === hits[0].prop.head &&
+          h.prop.unit === hits[0].prop.unit,
+      )
+      .sort((a, b) => (b.prop.max ?? 0) - (a.prop.max ?? 0))[0];
     if (hit && hit.score >= 0.55) {
       c.asked.add(hit.prop.path);
       mark(c, i, i + 1, 'attr');
@@ -611,7 +624,8 @@ function comparatorBefore(c: Ctx, i: number): { op: Comparator; from: number } |
 function comparatorAfter(c: Ctx, i: number): { op: Comparator; to: number } | undefined {
   for (const [phrase, op] of AFTER_COMPARATORS) {
     const n = phrase.split(' ').length;
-    if (words(c, i, i + n) === phrase) return { op, to: i + n };
+    // "8 cylinders and over 150 hp": that "over" is the next number's
+    if (words(c, i, i + n) === phrase && !c.numbers.some((m) => m.from === i + n)) return { op, to: i + n };
   }
   if (c.text.slice(c.tokens[i - 1]?.end ?? 0, (c.tokens[i - 1]?.end ?? 0) + 1) === '+')
     return { op: 'gte', to: i };
@@ -661,7 +675,7 @@ interface Resolved {
 }
 
 /** Words that ask for a difference of two sides rather than their total. */
-const DIFFERENCE_WORDS = /\b(difference|margin|gap|by)\b/;
+const DIFFERENCE_WORDS = /\b(difference|margin|gap|by|apart)\b/;
 
 /**
  * The numeric property one word names, or the total of a pair of properties it names equally
@@ -709,31 +723,44 @@ function resolveNumeric(
       hits.some((h) => h.prop === (p.a === top.prop ? p.b : p.a) && h.score >= top.score - 0.05),
   );
   if (pair) {
-    const prev = c.tokens[i - 1];
-    const pick = prev
-      ? [pair.a, pair.b].find(
-          (p) => p.words.has(prev.word) && !pair.a.words.has(prev.word) !== !pair.b.words.has(prev.word),
-        )
-      : undefined;
-    if (pick)
+    // "won by 3 goals", "a margin of": a difference of the two sides, not their total
+    const diff = DIFFERENCE_WORDS.test(words(c, Math.max(0, i - 5), Math.min(c.tokens.length, i + 3)));
+    // a word shortly before that names one side only picks it ("home goals", "the away team won by 3")
+    let side: { prop: PropertyModel; at: number } | undefined;
+    for (let k = i - 1; k >= Math.max(0, i - 7) && !side; k--) {
+      const w = c.tokens[k]!.word;
+      const inA = pair.a.words.has(w);
+      if (STOPWORDS.has(w) || inA === pair.b.words.has(w)) continue;
+      side = { prop: inA ? pair.a : pair.b, at: k };
+    }
+    if (side && !diff) {
+      const pick = side.prop;
       return {
         target: { path: pick.path },
         prop: pick,
         label: pick.label,
         score: best.score,
-        from: i - 1,
+        from: side.at,
         to: i + 1,
       };
-    const diff = DIFFERENCE_WORDS.test(words(c, Math.max(0, i - 3), Math.min(c.tokens.length, i + 3)));
-    const op = diff ? 'difference' : 'sum';
-    const label = `${op === 'sum' ? 'total' : 'difference in'} ${pair.a.head}`;
+    }
+    const first = side?.prop ?? pair.a;
+    const other = first === pair.a ? pair.b : pair.a;
+    // a side named: how far it was ahead; none: how far apart the two were
+    const op = diff ? (side ? 'difference' : 'gap') : 'sum';
+    const label =
+      op === 'sum'
+        ? `total ${pair.a.head}`
+        : op === 'gap'
+          ? `${pair.a.head} margin`
+          : `${first.label} − ${other.label}`;
     return {
       target: {
-        derived: { op, a: pair.a.path, b: pair.b.path, label, ...(pair.a.unit ? { unit: pair.a.unit } : {}) },
+        derived: { op, a: first.path, b: other.path, label, ...(pair.a.unit ? { unit: pair.a.unit } : {}) },
       },
       label,
       score: best.score,
-      from: i,
+      from: side?.at ?? i,
       to: i + 1,
     };
   }
@@ -1003,7 +1030,10 @@ function readQuantities(c: Ctx): void {
         : undefined);
     if (!resolved) {
       const after1 = unitObj ? undefined : resolveNumeric(c, to, undefined);
-      const nounAfter = after1 && after1.score >= 0.7 ? after1 : undefined;
+      // a noun after the number must name the property clearly ("6000 grams" is a unit; "100
+      // people" is no magnitude); the two sides of one measure ("6 goals": home + away) confirm each other
+      const nounAfter =
+        after1 && (after1.score >= 0.55 || (!after1.prop && after1.score >= 0.5)) ? after1 : undefined;
       const nounAfterNext =
         !nounAfter && !unitObj && c.tokens[to]?.word && /^(of|in)$/.test(c.tokens[to]!.word)
           ? undefined
@@ -1012,6 +1042,12 @@ function readQuantities(c: Ctx): void {
       if (nounAfter && free(c, to)) {
         resolved = nounAfter;
         to = Math.max(to, nounAfter.to);
+        // "4 goals or more": the comparator after the noun
+        const later = op ? undefined : comparatorAfter(c, to);
+        if (later) {
+          op = later.op;
+          to = later.to;
+        }
         op ??= 'eq';
       } else {
         // words before the comparator or number: "budget under", "weighing over", "rated above", "with flippers longer than"
@@ -1426,6 +1462,14 @@ function readValues(c: Ctx, withNumbersOnly = false): void {
         }
       }
       if (refs.length === 0) continue;
+      // "not rated R": a negation, not the value "Not Rated", when a value of that property follows
+      const nextWord = c.tokens[i + n]?.word;
+      if (
+        NEGATIONS.test(slice[0]!.word) &&
+        nextWord &&
+        refs.some((r) => model.values.get(nextWord)?.some((x) => x.prop === r.prop))
+      )
+        continue;
       // short or common values need more evidence: "r", "g", "no", "action" is fine, "it" is not
       const single = slice[0]!;
       if (
@@ -1539,10 +1583,12 @@ function pushValue(
   at: number,
   display?: string,
 ): void {
-  const negated =
-    (at > 0 && NEGATIONS.test(c.tokens[at - 1]!.word) && free(c, at - 1)) ||
-    /^non$/.test(c.tokens[at - 1]?.word ?? '');
-  const start = negated ? at - 1 : from;
+  // "not rated R", "non-fiction": a negation just before the value or the words that came with it
+  const before = [at - 1, from - 1].find(
+    (k) => k >= 0 && free(c, k) && (NEGATIONS.test(c.tokens[k]!.word) || c.tokens[k]!.word === 'non'),
+  );
+  const negated = before !== undefined;
+  const start = before !== undefined ? Math.min(before, from) : from;
   // values of one property joined by "or", "and" or a comma are alternatives ("westerns and
   // comedies"); apart, each is required ("funny films for kids")
   const last = c.constraints.at(-1);

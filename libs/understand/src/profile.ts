@@ -31,7 +31,7 @@ const FURNITURE_TYPES = new Set([
 /** Values kept per property in a profile (the most common). */
 const MAX_VALUES = 5_000;
 /** A word in at least this share of a site's items describes the site. */
-const SITE_WORD_SHARE = 0.3;
+const SITE_WORD_SHARE = 0.6;
 const MIN_ITEMS_FOR_SITE_WORDS = 5;
 
 /** What one item contributes, computed once so removing it undoes exactly what adding did. */

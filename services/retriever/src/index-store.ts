@@ -25,6 +25,7 @@ import {
   flattenItem,
   parseQuery,
   processTerm,
+  stem,
   tokenize,
   type ParsedQuery,
 } from '@askbus/search-core';
@@ -409,7 +410,8 @@ export class IndexStore {
         {
           items: (s, t) => this.itemsOf(s, t),
           facts: (item) => this.catalog.facts(item),
-          textRanks: (text, allowed, depth, keywordOnly) => this.textRanks(text, allowed, depth, keywordOnly),
+          textRanks: (text, allowed, depth, keywordOnly) =>
+            this.textRanks(text, allowed, depth, keywordOnly, sites),
         },
         u,
         sites,
@@ -448,8 +450,9 @@ export class IndexStore {
     allowed: ReadonlySet<string>,
     depth: number,
     keywordOnly = false,
+    sites?: ReadonlySet<string>,
   ): Promise<string[]> {
-    const parsed = parseQuery(text);
+    const parsed = this.withoutSiteWords(parseQuery(text), sites);
     if (parsed.searchTerms.length === 0) return [];
     const keyword = this.index
       .search(parsed.searchTerms.join(' '), {
@@ -503,12 +506,27 @@ export class IndexStore {
     return urls.map((u) => this.items.get(u)).filter((x): x is StoredItem => x !== undefined);
   }
 
+  /**
+   * A query's terms without the words the site's items nearly all carry ("movie" on a movie
+   * site): they tell no item from another and make the keyword search score every item.
+   * A query of nothing else keeps them.
+   */
+  private withoutSiteWords(parsed: ParsedQuery, sites: ReadonlySet<string> | undefined): ParsedQuery {
+    const common = new Set<string>();
+    for (const site of sites ?? this.catalog.siteNames)
+      for (const w of this.catalog.profile(site)?.siteWords ?? []) common.add(stem(w));
+    const kept = parsed.searchTerms.filter((t) => !common.has(t));
+    return kept.length === 0 || kept.length === parsed.searchTerms.length
+      ? parsed
+      : { ...parsed, searchTerms: kept };
+  }
+
   private async hybridSearch(params: SearchParams): Promise<RetrievedItem[]> {
-    const parsed = parseQuery(params.query);
+    const sites = params.site.includes('all') ? undefined : new Set(params.site);
+    const parsed = this.withoutSiteWords(parseQuery(params.query), sites);
     if (parsed.searchTerms.length === 0) return [];
     const numResults = params.numResults ?? 50;
     const depth = Math.max(100, numResults * 2);
-    const sites = params.site.includes('all') ? undefined : new Set(params.site);
     const types = params.types?.length ? new Set(params.types) : undefined;
     const keyword = this.keywordSearch(parsed, sites, types).slice(0, depth);
     const vector = await this.vectorSearch(params.query, sites, types, depth);

@@ -78,6 +78,7 @@ class SqlBuilder {
     const b = this.first(t.derived.b);
     if (t.derived.op === 'sum') return `(${a} + ${b})`;
     if (t.derived.op === 'difference') return `(${a} - ${b})`;
+    if (t.derived.op === 'gap') return `abs(${a} - ${b})`;
     return `(${a} / NULLIF(${b}, 0))`;
   }
 

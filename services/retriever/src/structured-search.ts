@@ -1,5 +1,5 @@
 import type { Constraint, RetrievedItem, SearchOutcome, StoredItem, Understanding } from '@askbus/contracts';
-import { quantilesOf, satisfaction, targetValue, type FactMap } from '@askbus/understand';
+import { compileConstraints, quantilesOf, satisfaction, targetValue, type FactMap } from '@askbus/understand';
 
 /**
  * Search with an understood question: the constraints filter the items of the sites, the
@@ -118,9 +118,11 @@ export async function structuredSearch(
   const relaxed: string[] = [];
   const filter = (): Candidate[] => {
     const out: Candidate[] = [];
+    const passes = compileConstraints(constraints);
     pool.forEach((item, i) => {
-      const c = candidateOf(item, facts[i]!, { constraints, orders: u.orders });
-      if (c) out.push(c);
+      if (!passes(facts[i]!)) return;
+      const s = satisfaction({ constraints: [], orders: u.orders }, facts[i]!);
+      out.push({ item, fit: s.fit, sortKey: s.sortKey, text: 0 });
     });
     return out;
   };
