@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Message, ResultItem } from '@askbus/contracts';
 import { penguinItems } from '@askbus/understand/testing';
 import { readAskStream, startDemoSystem, type DemoSystem } from './testing';
@@ -177,5 +179,29 @@ describe('named items: details, compare, tools', () => {
     expect(String(e?.error)).toMatch(
       /no tool "recipe_substitutions" for site movies .*its tools are: search, details, compare, ensemble/,
     );
+  });
+
+  it("MCP details and compare find their items on every site (the SDK's client, default site all)", async () => {
+    const client = new Client({ name: 'answers-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${system.running.url}/mcp`)));
+    try {
+      const d = await client.callTool({ name: 'details', arguments: { item: 'Pale Rider' } });
+      expect(d.isError).toBeFalsy();
+      expect((d.structuredContent as { item?: { name: string; site: string } }).item).toMatchObject({
+        name: 'Pale Rider',
+        site: 'movies',
+      });
+      const c = await client.callTool({
+        name: 'compare',
+        arguments: { item1: 'Alien', item2: 'Blade Runner' },
+      });
+      expect(c.isError).toBeFalsy();
+      const cmp = (
+        c.structuredContent as { comparison?: { item1: { name: string }; item2: { name: string } } }
+      ).comparison;
+      expect([cmp?.item1.name, cmp?.item2.name]).toEqual(['Alien', 'Blade Runner']);
+    } finally {
+      await client.close();
+    }
   });
 });

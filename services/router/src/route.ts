@@ -274,8 +274,12 @@ export async function* routeAsk(
     const type = await itemType;
     const tools = toolsFor(routing.tools, siteKey, type);
     if (explicit !== undefined) {
+      // on every site at once, the tools any site has may be asked for by name (MCP details on "all")
+      const anySite = siteKey === 'all' ? toolsFor(routing.tools, 'default', type) : [];
       const tool =
-        tools.find((t) => t.name === explicit) ?? (explicit === 'search' ? SEARCH_TOOL : undefined);
+        tools.find((t) => t.name === explicit) ??
+        anySite.find((t) => t.name === explicit) ??
+        (explicit === 'search' ? SEARCH_TOOL : undefined);
       if (!tool) {
         // a tool the site does not have is the caller's mistake: say which tools it has
         const names = [...new Set(['search', ...tools.map((t) => t.name)])];

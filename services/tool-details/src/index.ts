@@ -10,28 +10,6 @@ const NUM_CANDIDATES = 20;
 const SEND = 75;
 const RECORD = 59;
 
-/** Which schema.org fields answer a requested detail. */
-const FIELDS: Record<string, string[]> = {
-  directed: ['director'],
-  director: ['director'],
-  starred: ['actor'],
-  stars: ['actor'],
-  actor: ['actor'],
-  rating: ['aggregateRating', 'contentRating'],
-  year: ['datePublished', 'vehicleModelDate'],
-  'release date': ['datePublished'],
-  genre: ['genre'],
-  budget: ['additionalProperty'],
-  gross: ['additionalProperty'],
-  long: ['duration', 'totalTime', 'cookTime'],
-  runtime: ['duration'],
-  ingredients: ['recipeIngredient'],
-  fast: ['accelerationTime', 'additionalProperty'],
-  powerful: ['vehicleEngine'],
-  mpg: ['fuelEfficiency'],
-  mileage: ['fuelEfficiency'],
-};
-
 const SKIP = new Set(['@context', '@type', 'url', 'image', 'name']);
 
 /** A value of a schema.org field as text. */
@@ -55,10 +33,14 @@ export function fieldText(v: unknown): string {
  * The item's facts as text: a sentence about it with the asked facts first (`askedPaths`, from
  * the router's understanding of the question), then every field.
  */
-export function detailsText(item: StoredItem, requested: string, askedPaths: readonly string[] = []): string {
+export function detailsText(
+  item: StoredItem,
+  _requested: string,
+  askedPaths: readonly string[] = [],
+): string {
   const o = item.schema_object;
-  const key = requested.toLowerCase();
-  const wanted = Object.hasOwn(FIELDS, key) ? FIELDS[key]! : [];
+  // the fields asked about come first (the router read which ones from the site's profile)
+  const wanted = askedPaths.map((p) => p.split('.')[0]!).filter((k, i, a) => a.indexOf(k) === i);
   const lines: string[] = [
     describeItem({
       name: item.name,
