@@ -59,6 +59,21 @@ export class SiteCatalog {
     return { ...p, version: `${this.epoch}-${p.version}` };
   }
 
+  /** Each asked site's profile (`all`: every site); those whose version the caller has come back marked unchanged. */
+  profiles(
+    site: readonly string[],
+    known: Readonly<Record<string, string>> = {},
+  ): Array<SiteProfile | { site: string; version: string; unchanged: true }> {
+    const names = site.includes('all') ? this.siteNames : site;
+    const out: Array<SiteProfile | { site: string; version: string; unchanged: true }> = [];
+    for (const name of names) {
+      const version = this.version(name);
+      if (version === undefined) continue;
+      out.push(known[name] === version ? { site: name, version, unchanged: true } : this.profile(name)!);
+    }
+    return out;
+  }
+
   version(site: string): string | undefined {
     const b = this.builders.get(site);
     return b ? `${this.epoch}-${b.version}` : undefined;

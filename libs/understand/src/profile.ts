@@ -1,5 +1,6 @@
 import type { PropertyKind, PropertyProfile, SiteProfile } from '@askbus/contracts';
 import { STOPWORDS, tokenize } from '@askbus/search-core';
+import { quantilesOf } from './evaluate';
 import type { Fact } from './facts';
 import type { Dimension } from './units';
 
@@ -201,17 +202,6 @@ export function mainTypes(types: readonly { type: string; count: number }[]): st
   return pool.filter((t) => t.count >= most * 0.1).map((t) => t.type);
 }
 
-function quantiles(sorted: readonly number[]): number[] {
-  const out: number[] = [];
-  for (let i = 0; i <= 10; i++) {
-    const at = (sorted.length - 1) * (i / 10);
-    const lo = Math.floor(at);
-    const hi = Math.ceil(at);
-    out.push(sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (at - lo));
-  }
-  return out;
-}
-
 function propertyProfile(path: string, s: PathStats): PropertyProfile | undefined {
   const kindOf = top(s.kinds);
   if (!kindOf || s.items <= 0) return undefined;
@@ -233,7 +223,7 @@ function propertyProfile(path: string, s: PathStats): PropertyProfile | undefine
       ...(dimension ? { dimension } : {}),
       min: values[0]!,
       max: values.at(-1)!,
-      quantiles: quantiles(values),
+      quantiles: quantilesOf(values)!,
       integer: [...s.nums.keys()].every((v) => Number.isInteger(v)),
       distinct: s.nums.size,
     };

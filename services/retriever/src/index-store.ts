@@ -484,15 +484,7 @@ export class IndexStore {
     site: readonly string[],
     known: Readonly<Record<string, string>> = {},
   ): Array<SiteProfile | { site: string; version: string; unchanged: true }> {
-    const names = site.includes('all') ? this.catalog.siteNames : site;
-    const out: Array<SiteProfile | { site: string; version: string; unchanged: true }> = [];
-    for (const name of names) {
-      const version = this.catalog.version(name);
-      if (version === undefined) continue;
-      if (known[name] === version) out.push({ site: name, version, unchanged: true });
-      else out.push(this.catalog.profile(name)!);
-    }
-    return out;
+    return this.catalog.profiles(site, known);
   }
 
   /** The stretches of a text that are item names of these sites. */

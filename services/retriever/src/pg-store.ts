@@ -368,16 +368,7 @@ export class PgStore {
     site: readonly string[],
     known: Readonly<Record<string, string>> = {},
   ): Array<SiteProfile | { site: string; version: string; unchanged: true }> {
-    const names = site.includes('all') ? this.catalog.siteNames : site;
-    const out: Array<SiteProfile | { site: string; version: string; unchanged: true }> = [];
-    for (const name of names) {
-      const version = this.catalog.version(name);
-      if (version === undefined) continue;
-      out.push(
-        known[name] === version ? { site: name, version, unchanged: true } : this.catalog.profile(name)!,
-      );
-    }
-    return out;
+    return this.catalog.profiles(site, known);
   }
 
   findNames(text: string, site: readonly string[]): NameMatch[] {
