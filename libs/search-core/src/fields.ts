@@ -62,7 +62,7 @@ const CATEGORY_KEYS = new Set([
   'keywords',
 ]);
 /** Links, identifiers, units and nested type names: noise for matching words. */
-const SKIP_KEYS = new Set([
+export const SKIP_KEYS: ReadonlySet<string> = new Set([
   '@context',
   '@id',
   '@type',

@@ -1,3 +1,4 @@
+import { SKIP_KEYS as SEARCH_SKIP_KEYS, splitCamelCase } from '@askbus/search-core';
 import { canonicalUnit, toCanonical, unitOf, type Dimension, type Unit } from './units';
 
 /**
@@ -26,19 +27,9 @@ export interface Fact {
   dimension?: Dimension;
 }
 
-/** Keys that are links, identifiers or markup, not facts about the item. */
+/** Keys that are links, identifiers or markup, not facts about the item: search-core's, and page markup. */
 const SKIP_KEYS = new Set([
-  '@context',
-  '@id',
-  '@type',
-  'url',
-  'sameAs',
-  'image',
-  'logo',
-  'thumbnailUrl',
-  'contentUrl',
-  'embedUrl',
-  'unitCode',
+  ...SEARCH_SKIP_KEYS,
   'unitText',
   'mainEntityOfPage',
   'potentialAction',
@@ -72,11 +63,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
 /** "engineDisplacement" → "engine displacement"; "home_team" → "home team"; "Body Mass (g)" → "body mass". */
 export function keyWords(key: string, camelCase = true): string {
   const spaced = key.replace(/\([^)]*\)/g, ' ');
-  return (
-    camelCase
-      ? spaced.replace(/([a-z\d])([A-Z])/g, '$1 $2').replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-      : spaced
-  )
+  return (camelCase ? splitCamelCase(spaced) : spaced)
     .replace(/[_\-.:/]+/g, ' ')
     .replace(/\s+/g, ' ')
     .trim()

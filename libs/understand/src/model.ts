@@ -1,5 +1,5 @@
 import type { Derived, PropertyProfile, SiteProfile } from '@askbus/contracts';
-import { STOPWORDS } from '@askbus/search-core';
+import { splitCamelCase, STOPWORDS } from '@askbus/search-core';
 import type { Lexicon } from './lexicon';
 import { nameKey } from './names';
 import { DIMENSION_WORDS, UNITS, type Dimension } from './units';
@@ -76,10 +76,7 @@ function propertyModel(p: PropertyProfile, lexicon: Lexicon): PropertyModel {
 
 /** "TVSeries" → "tv series"; "MusicRecording" → "music recording". */
 function typeWords(type: string): string {
-  return type
-    .replace(/([a-z\d])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-    .toLowerCase();
+  return splitCamelCase(type).toLowerCase();
 }
 
 export class SiteModel {

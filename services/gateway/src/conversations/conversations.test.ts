@@ -1,15 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FastifyInstance } from 'fastify';
+import { startPageWorld, type PageWorld } from '../pages/page-world';
 import { Kvm } from '@nats-io/kv';
 import { CONVERSATIONS_KV_BUCKET } from '@askbus/bus';
 import type { Bus } from '@askbus/bus';
-import { testBus, testNats } from '@askbus/bus/testing';
 import { createMessageFactory } from '@askbus/contracts';
 import type { Message } from '@askbus/contracts';
-import { buildGateway } from '../index';
-import { serveFakeRetriever } from '../testing';
 import { asTask, clientFor, sendRequest, userMessage } from '../a2a/testing';
-import { servePageRouter, WESTERNS } from '../pages/page-router';
+import { WESTERNS } from '../pages/page-router';
 import type { PageRouter } from '../pages/page-router';
 import { sseEvents } from '../pages/fake-pages';
 import {
@@ -27,32 +24,18 @@ import type { ConversationKv } from './index';
 // chat API (chat-api.test.ts) and A2A's `contextId`. The earlier questions feed `prev`; an
 // explicit `prev` wins.
 
-let nats: Awaited<ReturnType<typeof testNats>>;
-let routerBus: Bus;
-let retrieverBus: Bus;
+let world: PageWorld;
 let gatewayBus: Bus;
 let router: PageRouter;
-let app: FastifyInstance;
 let base: string;
 
 beforeAll(async () => {
-  nats = await testNats();
-  [routerBus, retrieverBus, gatewayBus] = await Promise.all([
-    testBus(nats.url, 'router'),
-    testBus(nats.url, 'retriever'),
-    testBus(nats.url, 'gateway'),
-  ]);
-  router = servePageRouter(routerBus);
-  serveFakeRetriever(retrieverBus);
-  await Promise.all([routerBus.nc.flush(), retrieverBus.nc.flush()]);
-  app = await buildGateway(gatewayBus, { keepAliveMs: 5_000, askTimeoutMs: 5_000 });
-  base = await app.listen({ port: 0, host: '127.0.0.1' });
+  world = await startPageWorld();
+  ({ gatewayBus, router, base } = world);
 });
 
 afterAll(async () => {
-  await app?.close();
-  await Promise.all([routerBus?.drain(), retrieverBus?.drain(), gatewayBus?.drain()]);
-  await nats?.stop();
+  await world?.stop();
 });
 
 const answer = (query: string): Message[] => {

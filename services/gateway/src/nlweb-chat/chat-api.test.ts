@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FastifyInstance } from 'fastify';
+import { startPageWorld, type PageWorld } from '../pages/page-world';
+import { buildGateway } from '../index';
 import WebSocket from 'ws';
 import type { Bus } from '@askbus/bus';
-import { testBus, testNats } from '@askbus/bus/testing';
-import { buildGateway } from '../index';
-import { serveFakeRetriever } from '../testing';
+import type { testNats } from '@askbus/bus/testing';
+import { testBus } from '@askbus/bus/testing';
 import { NovPage, NovSocket, novMessage, novSseAsk, sseEvents } from '../pages/fake-pages';
-import { servePageRouter } from '../pages/page-router';
 import type { PageRouter } from '../pages/page-router';
 
 // NLWeb's conversation API as its Nov 2025 page uses it (xrettle/NLWeb 0646d07, tracking
@@ -27,34 +26,21 @@ import type { PageRouter } from '../pages/page-router';
 // - `{type: "join", conversation_id}` (a shared link, `?conversation=`) replays the stored
 //   conversation, then `{type: "end-conversation-history"}`; `conversation_created` sets its id.
 
+let world: PageWorld;
 let nats: Awaited<ReturnType<typeof testNats>>;
-let routerBus: Bus;
-let retrieverBus: Bus;
 let gatewayBus: Bus;
 let router: PageRouter;
-let app: FastifyInstance;
 let base: string;
 const sockets: NovSocket[] = [];
 
 beforeAll(async () => {
-  nats = await testNats();
-  [routerBus, retrieverBus, gatewayBus] = await Promise.all([
-    testBus(nats.url, 'router'),
-    testBus(nats.url, 'retriever'),
-    testBus(nats.url, 'gateway'),
-  ]);
-  router = servePageRouter(routerBus);
-  serveFakeRetriever(retrieverBus);
-  await Promise.all([routerBus.nc.flush(), retrieverBus.nc.flush()]);
-  app = await buildGateway(gatewayBus, { keepAliveMs: 5_000, askTimeoutMs: 5_000 });
-  base = await app.listen({ port: 0, host: '127.0.0.1' });
+  world = await startPageWorld();
+  ({ nats, gatewayBus, router, base } = world);
 });
 
 afterAll(async () => {
   for (const s of sockets) s.close();
-  await app?.close();
-  await Promise.all([routerBus?.drain(), retrieverBus?.drain(), gatewayBus?.drain()]);
-  await nats?.stop();
+  await world?.stop();
 });
 
 async function socket(at = base): Promise<NovSocket> {

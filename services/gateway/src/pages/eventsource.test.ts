@@ -1,13 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FastifyInstance } from 'fastify';
+import { startPageWorld, type PageWorld } from './page-world';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
-import type { Bus } from '@askbus/bus';
-import { testBus, testNats } from '@askbus/bus/testing';
-import { buildGateway } from '../index';
-import { serveFakeRetriever } from '../testing';
 import { augAskUrl, mayAskUrl, novMessage } from './fake-pages';
-import { servePageRouter } from './page-router';
 import type { PageRouter } from './page-router';
 
 // NLWeb's pages read answers with the browser's EventSource, which reconnects — and so asks the
@@ -21,28 +16,15 @@ import type { PageRouter } from './page-router';
 
 const CHROMIUM = '/usr/bin/chromium';
 
-let nats: Awaited<ReturnType<typeof testNats>>;
-let routerBus: Bus;
-let retrieverBus: Bus;
-let gatewayBus: Bus;
+let world: PageWorld;
 let router: PageRouter;
-let app: FastifyInstance;
 let base: string;
 let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  nats = await testNats();
-  [routerBus, retrieverBus, gatewayBus] = await Promise.all([
-    testBus(nats.url, 'router'),
-    testBus(nats.url, 'retriever'),
-    testBus(nats.url, 'gateway'),
-  ]);
-  router = servePageRouter(routerBus);
-  serveFakeRetriever(retrieverBus);
-  await Promise.all([routerBus.nc.flush(), retrieverBus.nc.flush()]);
-  app = await buildGateway(gatewayBus, { keepAliveMs: 5_000, askTimeoutMs: 5_000 });
-  base = await app.listen({ port: 0, host: '127.0.0.1' });
+  world = await startPageWorld();
+  ({ router, base } = world);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -61,9 +43,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await app?.close();
-  await Promise.all([routerBus?.drain(), retrieverBus?.drain(), gatewayBus?.drain()]);
-  await nats?.stop();
+  await world?.stop();
 });
 
 interface Seen {

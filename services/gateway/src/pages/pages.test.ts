@@ -1,12 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FastifyInstance } from 'fastify';
-import type { Bus } from '@askbus/bus';
-import { testBus, testNats } from '@askbus/bus/testing';
-import { buildGateway } from '../index';
-import { serveFakeRetriever } from '../testing';
+import { startPageWorld, type PageWorld } from './page-world';
 import { augAsk, augAskUrl, augView, mayAsk, mayAskUrl, pageSites, sseEvents } from './fake-pages';
 import type { PageView } from './fake-pages';
-import { servePageRouter } from './page-router';
 import type { PageRouter } from './page-router';
 
 // NLWeb's May and Aug 2025 pages against the real gateway over real HTTP, on a real NATS with
@@ -24,32 +19,17 @@ import type { PageRouter } from './page-router';
 //   but `item_details` by `name`/`details`/`url`, text set with innerHTML (so it must be
 //   escaped), and it stops on `complete` (or on the stream's end, as an error when empty).
 
-let nats: Awaited<ReturnType<typeof testNats>>;
-let routerBus: Bus;
-let retrieverBus: Bus;
-let gatewayBus: Bus;
+let world: PageWorld;
 let router: PageRouter;
-let app: FastifyInstance;
 let base: string;
 
 beforeAll(async () => {
-  nats = await testNats();
-  [routerBus, retrieverBus, gatewayBus] = await Promise.all([
-    testBus(nats.url, 'router'),
-    testBus(nats.url, 'retriever'),
-    testBus(nats.url, 'gateway'),
-  ]);
-  router = servePageRouter(routerBus);
-  serveFakeRetriever(retrieverBus);
-  await Promise.all([routerBus.nc.flush(), retrieverBus.nc.flush()]);
-  app = await buildGateway(gatewayBus, { keepAliveMs: 5_000, askTimeoutMs: 5_000 });
-  base = await app.listen({ port: 0, host: '127.0.0.1' });
+  world = await startPageWorld();
+  ({ router, base } = world);
 });
 
 afterAll(async () => {
-  await app?.close();
-  await Promise.all([routerBus?.drain(), retrieverBus?.drain(), gatewayBus?.drain()]);
-  await nats?.stop();
+  await world?.stop();
 });
 
 const types = (v: PageView): unknown[] => v.events.map((e) => e.message_type);
