@@ -8,17 +8,18 @@ import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { ConfigMap, Service } from 'kubernetes-models/v1';
 import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
-import {
-  NATS_USERS,
-  natsPermissions,
-  passwordEnvVar,
-  renderNatsAuthConfig,
-  type NatsUser,
-} from '@askbus/bus';
+import { passwordEnvVar, renderNatsAuthConfig, type NatsUser } from '@askbus/bus';
+import { loadSystem } from '@askbus/service';
+import { renderNatsFiles } from './nats/render';
 import { renderKustomization, type K8sObject } from './render';
+import { renderCompose, renderServiceManifests, withServiceReferences } from './services';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
+// Every service as it declares itself, and the NATS users that follow.
+const system = await loadSystem();
+const NATS_USERS = system.authorization.users;
+const natsPermissions = (user: string) => system.authorization.permissions(user);
 
 // The Kubernetes OpenAPI schemas, as generated into kubernetes-models: validation is offline.
 const models: Record<string, new (o: never) => { validate(): void }> = {
@@ -185,7 +186,9 @@ describe('deploy/nats/values.yaml', () => {
   });
 
   it('ships deploy/nats/auth.conf as renderNatsAuthConfig renders it', () => {
-    expect(readFileSync(join(here, 'nats/auth.conf'), 'utf8')).toBe(renderNatsAuthConfig());
+    expect(readFileSync(join(here, 'nats/auth.conf'), 'utf8')).toBe(
+      renderNatsAuthConfig(system.authorization),
+    );
   });
 });
 
@@ -221,6 +224,42 @@ describe('docker-compose.yml', () => {
     }
   });
 });
+
+describe('rendered from the service declarations (npm run deploy:render)', () => {
+  const read = (file: string) => readFileSync(join(root, file), 'utf8');
+
+  it('ships the workloads of deploy/base/services.yaml as the declarations give them', () => {
+    expect(parseAllDocs(read('deploy/base/services.yaml'))).toEqual(
+      parseAllDocs(renderServiceManifests(system)),
+    );
+  });
+
+  it('ships docker-compose.yml and the NATS values with every declared service and user', () => {
+    const compose = read('docker-compose.yml');
+    expect(parse(renderCompose(compose, system), { merge: true })).toEqual(parse(compose, { merge: true }));
+    const values = read('deploy/nats/values.yaml');
+    expect(parse(renderNatsFiles(system, values).values)).toEqual(parse(values));
+    const tsconfig = read('tsconfig.json');
+    expect(JSON.parse(withServiceReferences(tsconfig, system))).toEqual(JSON.parse(tsconfig));
+  });
+
+  it('deploys each declared service once: from its hand-written manifest or the rendered ones', () => {
+    const base = parse(read('deploy/base/kustomization.yaml')) as { resources: string[] };
+    for (const d of system.services) {
+      if (d.manifest) {
+        expect(base.resources, d.name).toContain(d.manifest);
+        expect(read(`deploy/base/${d.manifest}`), d.name).toContain(`args: ['${d.name}']`);
+      } else expect(read('deploy/base/services.yaml'), d.name).toContain(`name: askbus-${d.name}\n`);
+    }
+  });
+});
+
+function parseAllDocs(text: string): unknown[] {
+  return text
+    .split(/^---$/m)
+    .map((d) => parse(d) as unknown)
+    .filter((d) => d !== null);
+}
 
 /** Every service of services/ that has a main.ts: each must be deployed. */
 function readdirServices(): string[] {

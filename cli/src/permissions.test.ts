@@ -9,7 +9,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Kvm } from '@nats-io/kv';
-import { A2A_KV_BUCKETS, connectBus, serviceSubjects } from '@askbus/bus';
+import { connectBus } from '@askbus/bus';
+import { loadSystem } from '@askbus/service';
+
+const declared = await loadSystem();
+const A2A_TASKS_BUCKET = declared.service('gateway').kvBuckets![0]!;
 import { contracts } from '@askbus/contracts';
 import { ClientFactory } from '@a2a-js/sdk/client';
 import { Role } from '@a2a-js/sdk';
@@ -85,14 +89,14 @@ describe('askbus with a NATS user per service', () => {
       file,
       '{"@type":"Book","name":"Permissions of Sparrows","url":"https://shelf.example/1"}\n',
     );
-    const loaded = await askbusLoad(file, 'shelf', 'loader', system.natsPasswords!.loader);
+    const loaded = await askbusLoad(file, 'shelf', 'loader', system.natsPasswords!.loader!);
     expect(loaded.stderr).toBe('');
     expect(loaded.stdout).toMatch(/shelf: loaded 1 items/);
     const found = await askSse('sparrows', 'shelf');
     expect(JSON.stringify(found)).toMatch(/Permissions of Sparrows/);
 
     // The gateway's user may not write the index: the load fails with NATS's refusal, not a timeout.
-    const refused = await askbusLoad(file, 'shelf', 'gateway', system.natsPasswords!.gateway);
+    const refused = await askbusLoad(file, 'shelf', 'gateway', system.natsPasswords!.gateway!);
     expect(refused.status).not.toBe(0);
     expect(refused.stderr).toMatch(/NATS refused askbus-load publishing to "retrieve\.v1\.(upsert|delete)"/);
   }, 60_000);
@@ -135,7 +139,7 @@ describe('askbus with a NATS user per service', () => {
       pass: system.natsPasswords!.gateway,
     });
     try {
-      const kv = await new Kvm(gateway.nc).open(A2A_KV_BUCKETS[0]);
+      const kv = await new Kvm(gateway.nc).open(A2A_TASKS_BUCKET);
       const keys: string[] = [];
       for await (const k of await kv.keys()) keys.push(k);
       expect(keys.some((k) => k.endsWith(`.k${Buffer.from(task.id).toString('base64url')}`))).toBe(true);
@@ -150,16 +154,10 @@ describe('askbus with a NATS user per service', () => {
 });
 
 describe('the permission table and the code', () => {
-  it('names the buckets the gateway uses', () => {
-    const store = readFileSync(join(root, 'services/gateway/src/a2a/store.ts'), 'utf8');
-    const buckets = [...store.matchAll(/export const (?:TASKS|PUSH)_BUCKET = '(\w+)'/g)].map((m) => m[1]);
-    expect(buckets).toEqual([...A2A_KV_BUCKETS]);
-  });
-
   // A contract a service's code names must be in its permissions, or the call is refused in production.
   it('covers every contract each service names in its code', () => {
     const helperContracts: Record<string, string> = { 'retrieve(': 'search', 'rank(': 'score' };
-    for (const service of Object.keys(serviceSubjects).filter((s) => s !== 'loader')) {
+    for (const service of declared.services.map((d) => d.name)) {
       const dir = join(root, 'services', service, 'src');
       const code = readdirSync(dir)
         .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && f !== 'testing.ts')
@@ -170,8 +168,9 @@ describe('the permission table and the code', () => {
       for (const m of code.matchAll(/serveTool\(\w+, '(\w+)'/g)) named.add(`tool:${m[1]}`);
       for (const [call, contract] of Object.entries(helperContracts))
         if (code.includes(call)) named.add(contract);
-      const s = serviceSubjects[service as keyof typeof serviceSubjects];
-      const subjects = [...s.serves, ...s.calls].map((c) => c.subject);
+      const subjects = [...declared.service(service).serves, ...declared.authorization.callsOf(service)].map(
+        (c) => c.subject,
+      );
       for (const n of named) {
         const subject = n.startsWith('tool:') ? `tool.v1.${n.slice(5)}.run` : contractSubject(n);
         expect(subjects, `${service} uses ${n}`).toContain(subject);

@@ -16,8 +16,6 @@ import { connect } from '@nats-io/transport-node';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import { Role, type Task } from '@a2a-js/sdk';
 import {
-  A2A_KV_BUCKETS,
-  NATS_USERS,
   passwordEnvVar,
   startNatsServer,
   userInboxPrefix,
@@ -26,12 +24,15 @@ import {
   type NatsUser,
 } from '@askbus/bus';
 import { contracts, type StoredItem } from '@askbus/contracts';
+import { loadSystem } from '@askbus/service';
 import { up, type Running } from './up';
 import { readAskStream } from './testing';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const AUTH_CONF = join(here, '../../deploy/nats/auth.conf');
-const TASKS = A2A_KV_BUCKETS[0];
+const system = await loadSystem();
+const NATS_USERS = system.authorization.users;
+const TASKS = system.service('gateway').kvBuckets![0]!;
 /** Long enough that a query is still running when a test cancels it; no timing is asserted. */
 const RANK_DELAY_MS = 3_000;
 const PATIENCE = { timeout: 20_000, interval: 20 };
@@ -124,7 +125,7 @@ async function refusedBy(responder: Bus, publish: () => void): Promise<void> {
 beforeAll(async () => {
   server = await startNatsServer({
     configFile: AUTH_CONF,
-    env: Object.fromEntries(NATS_USERS.map((u) => [passwordEnvVar(u), passwords[u]])),
+    env: Object.fromEntries(NATS_USERS.map((u) => [passwordEnvVar(u), passwords[u]!])),
   });
   dataDir = mkdtempSync(join(tmpdir(), 'askbus-abuse-'));
   running = await up({

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Message } from '@askbus/contracts';
-import { NATS_USERS, renderNatsAuthConfig, startNatsServer, type NatsUser } from '@askbus/bus';
+import { renderNatsAuthConfig, startNatsServer, type NatsUser } from '@askbus/bus';
+import { loadSystem } from '@askbus/service';
 import { testNats } from '@askbus/bus/testing';
 import { up, type Running, type UpOptions } from './up';
 
@@ -37,9 +38,10 @@ export async function startDemoSystem(
   overrides: Partial<UpOptions> = {},
   opts: DemoSystemOptions = {},
 ): Promise<DemoSystem> {
-  const natsPasswords = opts.natsPermissions ? randomPasswords() : undefined;
+  const auth = (await loadSystem()).authorization;
+  const natsPasswords = opts.natsPermissions ? randomPasswords(auth.users) : undefined;
   const nats = natsPasswords
-    ? await startNatsServer({ config: renderNatsAuthConfig({ passwords: natsPasswords }) })
+    ? await startNatsServer({ config: renderNatsAuthConfig(auth, { passwords: natsPasswords }) })
     : await testNats();
   const dataDir = overrides.dataDir ?? mkdtempSync(join(tmpdir(), 'askbus-system-'));
   const running = await up({
@@ -226,8 +228,8 @@ export async function readAskStream(
   return all;
 }
 
-function randomPasswords(): Record<NatsUser, string> {
-  return Object.fromEntries(NATS_USERS.map((u) => [u, randomBytes(18).toString('base64url')])) as Record<
+function randomPasswords(users: readonly NatsUser[]): Record<NatsUser, string> {
+  return Object.fromEntries(users.map((u) => [u, randomBytes(18).toString('base64url')])) as Record<
     NatsUser,
     string
   >;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestCollector, type OtlpSpan, type TestCollector } from '@askbus/telemetry/testing';
-import { startTelemetry, type Telemetry } from '@askbus/telemetry';
+import { startSystemTelemetry, type Telemetry } from '@askbus/telemetry';
 import { startDemoSystem, type DemoSystem } from './testing';
 import type { Running } from './up';
 
@@ -14,7 +14,8 @@ beforeAll(async () => {
   // The SDK reads the standard variables itself; this test file runs in a process of its own.
   process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.url;
   process.env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/json';
-  telemetry = startTelemetry('e2e');
+  // As `askbus up` starts it: every service in this process, each span under its own service.name.
+  telemetry = startSystemTelemetry('e2e');
   system = await startDemoSystem();
   running = system.running;
 });
@@ -76,5 +77,13 @@ describe('one trace per query across every service', () => {
     const attr = (k: string) => llm!.attributes?.find((a) => a.key === k)?.value;
     expect(attr('gen_ai.system')?.stringValue).toBe('local');
     expect(Number(attr('gen_ai.usage.output_tokens')?.intValue)).toBeGreaterThan(0);
+
+    // One process, but each span names the service whose work it was.
+    expect(http!.service).toBe('askbus-gateway');
+    expect(sendAsk!.service).toBe('askbus-gateway');
+    expect(processAsk!.service).toBe('askbus-router');
+    expect(llm!.service).toBe('askbus-router');
+    expect(named('process retrieve.v1.search')[0]!.service).toBe('askbus-retriever');
+    for (const s of processScore) expect(s.service).toBe('askbus-ranker');
   });
 });

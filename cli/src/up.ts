@@ -1,8 +1,6 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { contracts } from '@askbus/contracts';
 import {
-  connectBus,
   findNatsServer,
   onShutdown,
   startNatsServer,
@@ -11,23 +9,9 @@ import {
   type NatsServerHandle,
   type NatsUser,
 } from '@askbus/bus';
-import { loadDemoSites } from '@askbus/demo-data';
-import { LISTEN_BACKLOG, buildGateway } from '@askbus/gateway';
-import { startRanker } from '@askbus/ranker';
-import { startRetriever } from '@askbus/retriever';
-import { routerOptionsFromEnv, startRouter } from '@askbus/router';
-import { startCompareTool } from '@askbus/tool-compare';
-import { startDetailsTool } from '@askbus/tool-details';
-import { startEnsembleTool } from '@askbus/tool-ensemble';
-import { startRecipeTool } from '@askbus/tool-recipe';
-import { startWhoTool } from '@askbus/tool-who';
-import {
-  createRegistry,
-  instrumentBus,
-  instrumentLlm,
-  startTelemetry,
-  type LlmCounterSource,
-} from '@askbus/telemetry';
+import { loadSystem, runInProcess, type Env } from '@askbus/service';
+import { handlersOf, loadTools } from '@askbus/tools';
+import { startSystemTelemetry } from '@askbus/telemetry';
 import { NATS_URL_FILE, dataDirFor } from './data-dir';
 
 export interface UpOptions {
@@ -41,9 +25,9 @@ export interface UpOptions {
   rankDelayMs: number;
   log: (line: string) => void;
   /**
-   * Each service's own NATS credentials (its user of @askbus/bus natsPermissions); the demo
-   * sites then load as `loader`. Without it every connection uses NATS_USER/NATS_PASSWORD,
-   * NATS_TOKEN or NATS_CREDS when set, and the gateway's connection loads the demo sites.
+   * Each service's own NATS credentials (its user in the permissions derived from the
+   * declarations). Without it every connection uses NATS_USER/NATS_PASSWORD, NATS_TOKEN or
+   * NATS_CREDS when set.
    */
   natsCredentials?: (user: NatsUser) => Pick<ConnectOptions, 'user' | 'pass' | 'token' | 'credsFile'>;
 }
@@ -72,16 +56,23 @@ export function upOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): UpOption
 export interface Running {
   url: string;
   natsUrl: string;
+  /** Every service instance's bus, in start order (the gateway's last). */
   buses: Bus[];
+  /** Stops in order: the gateway, then each service drained, then the nats-server it started. */
   stop(): Promise<void>;
 }
 
 /**
- * Everything on one machine: NATS (found or started), every service on its own NATS
- * connection, the demo sites loaded on first start, the gateway listening.
+ * Everything on one machine: NATS (found or started), then every service that declares itself
+ * (services/<name>/src/service.ts) in this process, each on its own NATS connection with the
+ * same config its own process would read, plus what `up` sets: the data folder, the port, the
+ * demo sites (the retriever loads the missing ones), the rankers' count and delay.
  */
 export async function up(opts: UpOptions): Promise<Running> {
   mkdirSync(opts.dataDir, { recursive: true });
+  const system = await loadSystem();
+  // Every handler config/tools.xml names must be a declared service's, before anything starts.
+  system.checkTools(handlersOf(loadTools()));
   let nats: NatsServerHandle | undefined;
   let natsUrl = opts.natsUrl;
   if (!natsUrl) {
@@ -100,108 +91,57 @@ export async function up(opts: UpOptions): Promise<Running> {
   } else {
     opts.log(`using NATS at ${natsUrl}`);
   }
+  const stopNats = async (): Promise<void> => {
+    if (nats) rmSync(join(opts.dataDir, NATS_URL_FILE), { force: true });
+    await nats?.stop();
+  };
 
-  const log = (service: string) => (level: 'warn' | 'error', msg: string, fields?: Record<string, unknown>) =>
-    console[level](JSON.stringify({ level, service, msg, ...fields }));
-  const connect = (service: NatsUser | 'askbus-load') =>
-    connectBus({
-      servers: natsUrl,
-      service,
-      log: log(service),
-      ...opts.natsCredentials?.(service === 'askbus-load' ? 'loader' : service),
-    });
-
-  const retrieverBus = await connect('retriever');
-  await startRetriever(retrieverBus, { dataDir: join(opts.dataDir, 'index') });
-  // Each service's language-model client, for the LLM metrics (fallbacks, circuit breakers).
-  const llms: [string, LlmCounterSource][] = [];
-  const rankerBuses: Bus[] = [];
-  for (let i = 0; i < opts.rankers; i++) {
-    const bus = await connect('ranker');
-    llms.push(['ranker', startRanker(bus, { delayMs: opts.rankDelayMs }).llm]);
-    rankerBuses.push(bus);
-  }
-  const routerBus = await connect('router');
-  llms.push(['router', startRouter(routerBus, routerOptionsFromEnv()).model.llm]);
-  // One service per tool handler of config/tools.xml, each on its own connection.
-  const toolBuses: Bus[] = [];
-  for (const [service, start] of [
-    ['tool-details', startDetailsTool],
-    ['tool-compare', startCompareTool],
-    ['tool-ensemble', startEnsembleTool],
-    ['tool-recipe', startRecipeTool],
-    ['tool-who', startWhoTool],
-  ] as const) {
-    const bus = await connect(service);
-    llms.push([service, start(bus).llm]);
-    toolBuses.push(bus);
-  }
-  const gatewayBus = await connect('gateway');
-  await Promise.all([retrieverBus, ...rankerBuses, routerBus, ...toolBuses].map((b) => b.nc.flush()));
-
-  if (opts.demo && opts.natsCredentials) {
-    // The gateway may not write the index; the loader's user may.
-    const loaderBus = await connect('askbus-load');
-    try {
-      await loadMissingDemoSites(loaderBus, opts.log);
-    } finally {
-      await loaderBus.drain(5_000);
-    }
-  } else if (opts.demo) await loadMissingDemoSites(gatewayBus, opts.log);
-
-  const buses = [gatewayBus, routerBus, ...toolBuses, ...rankerBuses, retrieverBus];
-  const metrics = createRegistry();
-  for (const bus of buses) instrumentBus(bus, metrics);
-  for (const [service, llm] of llms) instrumentLlm(service, llm, metrics);
-  const app = await buildGateway(gatewayBus, { logger: false, metrics });
-  let port = opts.port;
+  const env: Env = {
+    ...process.env,
+    LOG_LEVEL: process.env.LOG_LEVEL || 'warn',
+    ASKBUS_DATA_DIR: opts.dataDir,
+    ASKBUS_INDEX_DIR: join(opts.dataDir, 'index'),
+    ASKBUS_DEMO: opts.demo ? '1' : '0',
+    ASKBUS_RANK_DELAY_MS: String(opts.rankDelayMs),
+    PORT: String(opts.port),
+    HOST: opts.host,
+    ASKBUS_PORT_FALLBACK: '1',
+  };
+  let running;
   try {
-    await app.listen({ port, host: opts.host, backlog: LISTEN_BACKLOG });
+    running = await runInProcess({
+      system,
+      env,
+      natsUrl,
+      replicas: { ranker: opts.rankers },
+      ...(opts.natsCredentials ? { credentials: opts.natsCredentials } : {}),
+    });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
-    opts.log(`port ${port} is in use; taking a free one`);
-    await app.listen({ port: 0, host: opts.host, backlog: LISTEN_BACKLOG });
+    await stopNats();
+    throw err;
   }
-  const address = app.server.address();
-  port = typeof address === 'object' && address ? address.port : port;
-  const shownHost = opts.host === '0.0.0.0' || opts.host === '::' ? '127.0.0.1' : opts.host;
-  const url = `http://${shownHost}:${port}`;
-
+  const [gateway] = running.handles('gateway');
+  if (!gateway?.url) throw new Error('the gateway did not say where it listens');
+  const { instances } = running;
+  for (const [site, items] of Object.entries(running.handles('retriever')[0]?.describe?.demoLoaded ?? {}))
+    opts.log(`loaded demo site ${site}: ${String(items)} items`);
+  if (gateway.describe?.tookFreePort) opts.log(`port ${opts.port} is in use; took a free one`);
   return {
-    url,
+    url: gateway.url,
     natsUrl,
-    buses,
+    buses: instances.map((i) => i.bus),
     stop: async () => {
-      await app.close();
-      // Front to back, so nothing is left waiting on a service that already left.
-      for (const bus of buses) await bus.drain(5_000);
-      if (nats) rmSync(join(opts.dataDir, NATS_URL_FILE), { force: true });
-      await nats?.stop();
+      await running.stop();
+      await stopNats();
     },
   };
 }
 
-async function loadMissingDemoSites(bus: Bus, log: (line: string) => void): Promise<void> {
-  const { sites } = await bus.request(contracts.sites, {}, { timeoutMs: 10_000 });
-  const have = new Set(sites.map((s) => s.name));
-  const demo = loadDemoSites().filter((d) => !have.has(d.site));
-  for (const { site, items } of demo) {
-    const batch = 500;
-    for (let i = 0; i < items.length; i += batch) {
-      await bus.request(
-        contracts.upsert,
-        { site, items: items.slice(i, i + batch), persist: i + batch >= items.length },
-        { timeoutMs: 60_000 },
-      );
-    }
-    log(`loaded demo site ${site}: ${items.length} items`);
-  }
-}
-
 export async function runUp(): Promise<void> {
   const opts = upOptionsFromEnv();
-  // Traces go out only when OTEL_EXPORTER_OTLP_ENDPOINT (or another OTEL_* variable) asks.
-  const telemetry = startTelemetry('askbus');
+  // Traces go out only when OTEL_EXPORTER_OTLP_ENDPOINT (or another OTEL_* variable) asks; each
+  // service's spans carry its own service.name.
+  const telemetry = startSystemTelemetry('cli');
   const running = await up(opts);
   onShutdown(async () => {
     opts.log('askbus: stopping');

@@ -1,32 +1,23 @@
 /**
- * Writes the NATS authorization of deploy/nats from libs/bus/src/permissions.ts: auth.conf (what
+ * The NATS authorization of deploy/nats, from the service declarations: auth.conf (what
  * docker-compose mounts) and the users' permissions in values.yaml (the Helm chart's), keeping
- * the rest of values.yaml and its comments. Run it after changing the permission table:
- *
- *   npx tsx deploy/nats/render.ts
- *
- * deploy/deploy.test.ts fails while either file differs from the table.
+ * the rest of values.yaml and its comments. `npm run deploy:render` writes them.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseDocument } from 'yaml';
-import { NATS_USERS, natsPermissions, passwordEnvVar, renderNatsAuthConfig } from '@askbus/bus';
+import { passwordEnvVar, renderNatsAuthConfig } from '@askbus/bus';
+import type { System } from '@askbus/service';
 
-const here = dirname(fileURLToPath(import.meta.url));
-
-writeFileSync(join(here, 'auth.conf'), renderNatsAuthConfig());
-
-const valuesFile = join(here, 'values.yaml');
-const values = parseDocument(readFileSync(valuesFile, 'utf8'));
-values.setIn(
-  ['config', 'merge', 'authorization', 'users'],
-  NATS_USERS.map((user) => ({
-    user,
-    // The chart writes << … >> unquoted, so nats-server reads the variable from its environment.
-    password: `<< $${passwordEnvVar(user)} >>`,
-    permissions: natsPermissions(user),
-  })),
-);
-writeFileSync(valuesFile, values.toString({ lineWidth: 0 }));
-console.log(`wrote ${join(here, 'auth.conf')} and the users of ${valuesFile}`);
+export function renderNatsFiles(system: System, valuesText: string): { authConf: string; values: string } {
+  const auth = system.authorization;
+  const values = parseDocument(valuesText);
+  values.setIn(
+    ['config', 'merge', 'authorization', 'users'],
+    auth.users.map((user) => ({
+      user,
+      // The chart writes << … >> unquoted, so nats-server reads the variable from its environment.
+      password: `<< $${passwordEnvVar(user)} >>`,
+      permissions: auth.permissions(user),
+    })),
+  );
+  return { authConf: renderNatsAuthConfig(auth), values: values.toString({ lineWidth: 0 }) };
+}

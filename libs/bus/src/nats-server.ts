@@ -72,8 +72,15 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
   const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir];
   const child = spawn(bin, configFile ? ['-c', configFile, ...args] : args, {
     stdio: ['ignore', 'ignore', 'pipe'],
+    // A process group of its own: Ctrl-C in a terminal signals the whole foreground group, and
+    // NATS must outlive the services that drain through it (stop() ends it, last).
+    detached: true,
     ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}),
   });
+  // …but not outlive this process.
+  const killOnExit = (): void => void (child.exitCode === null && child.kill('SIGKILL'));
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.off('exit', killOnExit));
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   const url = `nats://127.0.0.1:${port}`;

@@ -1,66 +1,38 @@
 /**
- * Who may publish and subscribe to what on NATS, per askbus service: the one source of truth for
- * the nats-server authorization of every deployment (deploy/nats/values.yaml is checked against
- * it). Each service lists the contracts it serves and calls; the subjects follow from those
- * contract objects, plus what every bus needs (cancellation, $SRV discovery, reply inboxes).
+ * Who may publish and subscribe to what on NATS: derived from the declarations of the services
+ * (services/<name>/src/service.ts, gathered by @askbus/service) and its clients, for the
+ * nats-server authorization of every deployment (deploy/nats/values.yaml is rendered from it).
+ * The subjects follow from the contract objects each one serves and calls, plus what every bus
+ * needs (cancellation, $SRV discovery, reply inboxes).
  */
 import type { z } from 'zod';
 import {
   CANCEL_PREFIX,
-  contracts,
-  eventContracts,
-  toolContracts,
+  EVERY_TOOL,
+  toolHandlerOf,
   type Contract,
   type EventContract,
+  type EveryTool,
 } from '@askbus/contracts';
 
-/** The gateway's A2A task store buckets (services/gateway/src/a2a/store.ts; a test keeps them equal). */
-export const A2A_KV_BUCKETS = ['askbus_a2a_tasks', 'askbus_a2a_push'] as const;
-/** The gateway's conversation store (services/gateway/src/conversations/store.ts; a test keeps it equal). */
-export const CONVERSATIONS_KV_BUCKET = 'askbus_conversations';
-
-interface ServiceSubjects {
+/**
+ * What one NATS user does on the bus: an askbus service as its declaration states it
+ * (services/<name>/src/service.ts), or a client such as `askbus load`.
+ */
+export interface NatsPrincipal {
+  readonly name: string;
   /** Contracts it answers: subscribe (in a queue group). */
-  serves: readonly Contract[];
-  /** Contracts it calls: publish. */
-  calls: readonly Contract[];
+  readonly serves: readonly Contract[];
+  /** Contracts it calls: publish. EVERY_TOOL stands for every tool contract a principal serves. */
+  readonly calls: readonly (Contract | EveryTool)[];
   /** JetStream KV buckets it creates, reads and writes. */
-  kvBuckets?: readonly string[];
+  readonly kvBuckets?: readonly string[];
   /** Event contracts it publishes and hears (every key: `<subject>.*`). */
-  events?: readonly EventContract<z.ZodType>[];
+  readonly events?: readonly EventContract<z.ZodType>[];
 }
 
-const { ask, search, upsert, sites, delete: del, score, profile, names, items } = contracts;
-
-/** Every NATS user: the services of services/ by name, and `loader` for `askbus load`. */
-export const serviceSubjects = {
-  // Gateway replicas share A2A task events and cancel requests (services/gateway/src/a2a/replicas.ts).
-  gateway: {
-    serves: [],
-    calls: [ask, sites, search, profile, names, items],
-    kvBuckets: [...A2A_KV_BUCKETS, CONVERSATIONS_KV_BUCKET],
-    events: [eventContracts.a2aTaskEvents, eventContracts.a2aCancelTask],
-  },
-  // Tool selection may dispatch to any tool handler of config/tools.xml.
-  router: {
-    serves: [ask],
-    calls: [sites, search, score, profile, names, items, ...Object.values(toolContracts)],
-  },
-  retriever: { serves: [search, upsert, sites, del, profile, names, items], calls: [] },
-  ranker: { serves: [score], calls: [] },
-  'tool-details': { serves: [toolContracts.details], calls: [search, names, items] },
-  'tool-compare': { serves: [toolContracts.compare], calls: [search, names, items] },
-  'tool-ensemble': { serves: [toolContracts.ensemble], calls: [search, score] },
-  'tool-recipe': {
-    serves: [toolContracts.recipe_substitutions, toolContracts.accompaniment],
-    calls: [search, score],
-  },
-  'tool-who': { serves: [toolContracts.who], calls: [sites, search, score] },
-  loader: { serves: [], calls: [sites, upsert, del] },
-} as const satisfies Record<string, ServiceSubjects>;
-
-export type NatsUser = keyof typeof serviceSubjects;
-export const NATS_USERS = Object.keys(serviceSubjects) as NatsUser[];
+/** A NATS user's name: the name of a service or client declaration. */
+export type NatsUser = string;
 
 /**
  * The permissions block of one nats-server user, as the server config spells it. There is no
@@ -90,23 +62,6 @@ const cancelsOf = (user: NatsUser): string => `${CANCEL_PREFIX}.${user}.>`;
 /** Every bus answers ADR-32 discovery ($SRV.PING|INFO|STATS[.name[.id]]). */
 const DISCOVERY = '$SRV.>';
 
-/** The users that call `contract`. */
-export function callersOf(contract: Contract): NatsUser[] {
-  return NATS_USERS.filter((u) =>
-    (serviceSubjects[u].calls as readonly Contract[]).some((c) => c.subject === contract.subject),
-  );
-}
-
-/**
- * Where a user may answer: the inboxes of the users that call what it serves (any number of
- * chunks and heartbeats, for as long as a call lasts). Nothing else, whatever reply subject a
- * request names; the bus refuses a reply that is not an inbox before NATS would (reply-inbox.ts).
- */
-export function responseInboxes(user: NatsUser): string[] {
-  const s: ServiceSubjects = serviceSubjects[user];
-  return unique(s.serves.flatMap(callersOf).map(inboxOf));
-}
-
 /**
  * JetStream API subjects of one KV bucket (stream KV_<bucket>): create and inspect the stream,
  * direct gets, and the ordered consumers of key listings and watches, whose flow-control
@@ -127,43 +82,101 @@ function kvSubjects(bucket: string): string[] {
   ];
 }
 
-/** The permissions of one service's NATS user, derived from the contracts it serves and calls. */
-export function natsPermissions(user: NatsUser): NatsPermissions {
-  const s: ServiceSubjects = serviceSubjects[user];
-  const calls = s.calls.map((c) => c.subject);
-  const buckets = s.kvBuckets ?? [];
-  const events = (s.events ?? []).map((c) => `${c.subject}.*`);
-  const publish = [
-    ...calls,
-    // A caller cancels what it started (timeouts, aborts, a consumer that stops reading), under
-    // its own name only: the receivers stop only calls it made or queries it started.
-    ...(calls.length > 0 ? [cancelsOf(user)] : []),
-    ...responseInboxes(user),
-    ...(buckets.length > 0 ? ['$JS.API.INFO'] : []),
-    ...buckets.flatMap(kvSubjects),
-    ...events,
-  ];
-  const subscribe = [
-    ...s.serves.map((c) => c.subject),
-    // Every process hears every cancel and aborts its own work for that query.
-    ALL_CANCELS,
-    DISCOVERY,
-    ...events,
-    // Replies to calls, JetStream API replies and KV key listings all arrive on inboxes.
-    ...(calls.length > 0 || buckets.length > 0 ? [inboxOf(user)] : []),
-  ];
-  return {
-    publish: { allow: unique(publish) },
-    subscribe: { allow: unique(subscribe) },
-  };
-}
+/**
+ * The NATS authorization of a whole system: one user per principal, with permissions derived
+ * from the contracts each serves and calls (nothing is listed twice).
+ */
+export class NatsAuthorization {
+  private readonly byName: ReadonlyMap<string, NatsPrincipal>;
 
-/** Every user's permissions, by user. */
-export function allNatsPermissions(): Record<NatsUser, NatsPermissions> {
-  return Object.fromEntries(NATS_USERS.map((u) => [u, natsPermissions(u)])) as Record<
-    NatsUser,
-    NatsPermissions
-  >;
+  constructor(readonly principals: readonly NatsPrincipal[]) {
+    const byName = new Map<string, NatsPrincipal>();
+    for (const p of principals) {
+      if (!/^[a-z][a-z0-9-]{0,62}$/.test(p.name))
+        throw new Error(`a NATS user name is lower case letters, digits and -, not "${p.name}"`);
+      if (byName.has(p.name)) throw new Error(`two declarations are named "${p.name}"`);
+      byName.set(p.name, p);
+    }
+    this.byName = byName;
+  }
+
+  /** Every user's name, in declaration order. */
+  get users(): NatsUser[] {
+    return this.principals.map((p) => p.name);
+  }
+
+  principal(user: NatsUser): NatsPrincipal {
+    const p = this.byName.get(user);
+    if (!p)
+      throw new Error(`no service or client is declared as "${user}" (known: ${this.users.join(', ')})`);
+    return p;
+  }
+
+  /** Every tool contract some principal serves. */
+  toolContracts(): Contract[] {
+    return this.principals.flatMap((p) => p.serves.filter((c) => toolHandlerOf(c.subject) !== undefined));
+  }
+
+  /** What a user calls, with EVERY_TOOL spelled out as the tools that are declared. */
+  callsOf(user: NatsUser): Contract[] {
+    return this.principal(user).calls.flatMap((c) =>
+      c === EVERY_TOOL ? this.toolContracts() : [c as Contract],
+    );
+  }
+
+  /** The users that call `contract`. */
+  callersOf(contract: Contract): NatsUser[] {
+    return this.users.filter((u) => this.callsOf(u).some((c) => c.subject === contract.subject));
+  }
+
+  /**
+   * Where a user may answer: the inboxes of the users that call what it serves (any number of
+   * chunks and heartbeats, for as long as a call lasts). Nothing else, whatever reply subject a
+   * request names; the bus refuses a reply that is not an inbox before NATS would (reply-inbox.ts).
+   */
+  responseInboxes(user: NatsUser): string[] {
+    return unique(
+      this.principal(user)
+        .serves.flatMap((c) => this.callersOf(c))
+        .map(inboxOf),
+    );
+  }
+
+  /** The permissions of one user, derived from the contracts it serves and calls. */
+  permissions(user: NatsUser): NatsPermissions {
+    const s = this.principal(user);
+    const calls = this.callsOf(user).map((c) => c.subject);
+    const buckets = s.kvBuckets ?? [];
+    const events = (s.events ?? []).map((c) => `${c.subject}.*`);
+    const publish = [
+      ...calls,
+      // A caller cancels what it started (timeouts, aborts, a consumer that stops reading), under
+      // its own name only: the receivers stop only calls it made or queries it started.
+      ...(calls.length > 0 ? [cancelsOf(user)] : []),
+      ...this.responseInboxes(user),
+      ...(buckets.length > 0 ? ['$JS.API.INFO'] : []),
+      ...buckets.flatMap(kvSubjects),
+      ...events,
+    ];
+    const subscribe = [
+      ...s.serves.map((c) => c.subject),
+      // Every process hears every cancel and aborts its own work for that query.
+      ALL_CANCELS,
+      DISCOVERY,
+      ...events,
+      // Replies to calls, JetStream API replies and KV key listings all arrive on inboxes.
+      ...(calls.length > 0 || buckets.length > 0 ? [inboxOf(user)] : []),
+    ];
+    return {
+      publish: { allow: unique(publish) },
+      subscribe: { allow: unique(subscribe) },
+    };
+  }
+
+  /** Every user's permissions, by user. */
+  all(): Record<NatsUser, NatsPermissions> {
+    return Object.fromEntries(this.users.map((u) => [u, this.permissions(u)]));
+  }
 }
 
 /** The environment variable that holds a user's password in a rendered config: NATS_PASSWORD_TOOL_DETAILS. */

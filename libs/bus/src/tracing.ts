@@ -92,7 +92,9 @@ export interface HandlerSpan {
 
 /** A server span for one handled request, child of the caller's span from the headers. */
 export function startHandlerSpan(subject: string, queryId: string, h: MsgHdrs | undefined): HandlerSpan {
-  const parent = w3c.extract(ROOT_CONTEXT, h, headerGetter);
+  // No span of this process is the parent, only the caller's; other context values (such as
+  // which service of a shared process handles it) carry on.
+  const parent = w3c.extract(trace.deleteSpan(otelContext.active()), h, headerGetter);
   const span = tracer.startSpan(
     `process ${subject}`,
     {

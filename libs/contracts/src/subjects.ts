@@ -117,18 +117,31 @@ export const ToolRunRequest = z.object({
   params: z.record(z.string(), z.unknown()).default({}),
 });
 export type ToolRunRequest = z.infer<typeof ToolRunRequest>;
-const toolRun = (handler: string) => stream(`tool.v1.${handler}.run`, ToolRunRequest, Message);
+/** A tool handler's name, as config/tools.xml and a tool service's declaration spell it. */
+export const ToolHandlerName = z
+  .string()
+  .regex(/^[a-z][a-z0-9_]{0,63}$/, 'a handler name is lower case letters, digits and _');
+export type ToolHandler = string;
+const TOOL_SUBJECT = /^tool\.v1\.([a-z][a-z0-9_]{0,63})\.run$/;
+const toolContractsByHandler = new Map<string, StreamContract<typeof ToolRunRequest, typeof Message>>();
 
-/** One stream contract per tool handler of config/tools.xml: `tool.v1.<handler>.run`. */
-export const toolContracts = {
-  details: toolRun('details'),
-  compare: toolRun('compare'),
-  ensemble: toolRun('ensemble'),
-  recipe_substitutions: toolRun('recipe_substitutions'),
-  accompaniment: toolRun('accompaniment'),
-  who: toolRun('who'),
-} as const;
-export type ToolHandler = keyof typeof toolContracts;
+/**
+ * The stream contract of one tool handler: `tool.v1.<handler>.run`. There is no list of
+ * handlers here: a tool exists when config/tools.xml names its handler and a service declares
+ * that it serves this contract (services/<name>/src/service.ts).
+ */
+export function toolContract(handler: ToolHandler): StreamContract<typeof ToolRunRequest, typeof Message> {
+  let c = toolContractsByHandler.get(handler);
+  if (!c) {
+    ToolHandlerName.parse(handler);
+    c = stream(`tool.v1.${handler}.run`, ToolRunRequest, Message);
+    toolContractsByHandler.set(handler, c);
+  }
+  return c;
+}
+
+/** The handler a tool contract's subject names, or undefined for any other subject. */
+export const toolHandlerOf = (subject: string): ToolHandler | undefined => TOOL_SUBJECT.exec(subject)?.[1];
 
 /** Every subject askbus sends or serves. Nothing uses a subject that is not declared here. */
 export const contracts = {
@@ -141,12 +154,6 @@ export const contracts = {
   names: unary('retrieve.v1.names', NamesRequest, NamesReply),
   items: unary('retrieve.v1.items', ItemsRequest, ItemsReply),
   score: stream('rank.v1.score', ScoreRequest, ScoredItem),
-  toolDetails: toolContracts.details,
-  toolCompare: toolContracts.compare,
-  toolEnsemble: toolContracts.ensemble,
-  toolRecipeSubstitutions: toolContracts.recipe_substitutions,
-  toolAccompaniment: toolContracts.accompaniment,
-  toolWho: toolContracts.who,
 } as const;
 
 /**
@@ -195,3 +202,10 @@ export const eventContracts = {
   /** `a2a.v1.cancel.<taskId>`: a gateway asks the one running the task to cancel it. */
   a2aCancelTask: event('a2a.v1.cancel', A2aCancelRequest),
 } as const;
+
+/**
+ * In a declaration's `calls`: every tool contract that some service declares it serves (the
+ * router dispatches to whichever tool config/tools.xml names). Permissions spell it out.
+ */
+export const EVERY_TOOL = Object.freeze({ kind: 'every-tool' as const });
+export type EveryTool = typeof EVERY_TOOL;

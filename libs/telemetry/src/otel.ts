@@ -17,12 +17,7 @@ export interface Telemetry {
  * so a laptop run does not try to reach a collector that is not there.
  */
 export function startTelemetry(service: string, env: NodeJS.ProcessEnv = process.env): Telemetry {
-  const wanted =
-    env.OTEL_SDK_DISABLED !== 'true' &&
-    Boolean(
-      env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_TRACES_EXPORTER,
-    );
-  if (!wanted) return { enabled: false, shutdown: async () => undefined };
+  if (!tracingWanted(env)) return { enabled: false, shutdown: async () => undefined };
   const sdk = new NodeSDK({
     serviceName: env.OTEL_SERVICE_NAME || `askbus-${service}`,
     // The bus and Fastify are instrumented explicitly; no monkey-patching of other modules.
@@ -33,6 +28,16 @@ export function startTelemetry(service: string, env: NodeJS.ProcessEnv = process
   });
   sdk.start();
   return { enabled: true, shutdown: () => sdk.shutdown() };
+}
+
+/** Whether the standard variables ask for traces to be exported (see startTelemetry). */
+export function tracingWanted(env: NodeJS.ProcessEnv): boolean {
+  return (
+    env.OTEL_SDK_DISABLED !== 'true' &&
+    Boolean(
+      env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_TRACES_EXPORTER,
+    )
+  );
 }
 
 /** Adds the active span's ids to every log line, so logs and traces join up. */

@@ -8,6 +8,8 @@ export interface OtlpSpan {
   name: string;
   kind: number;
   attributes?: { key: string; value: { intValue?: string | number; stringValue?: string } }[];
+  /** The `service.name` of the resource it was exported under (added by the collector). */
+  service?: string;
 }
 
 export interface TestCollector {
@@ -28,8 +30,16 @@ export function startTestCollector(): Promise<TestCollector> {
     req.on('data', (d: Buffer) => (body += d.toString()));
     req.on('end', () => {
       if (req.url === '/v1/traces') {
-        const parsed = JSON.parse(body) as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] };
-        for (const rs of parsed.resourceSpans) for (const ss of rs.scopeSpans) spans.push(...ss.spans);
+        const parsed = JSON.parse(body) as {
+          resourceSpans: {
+            resource?: { attributes?: OtlpSpan['attributes'] };
+            scopeSpans: { spans: OtlpSpan[] }[];
+          }[];
+        };
+        for (const rs of parsed.resourceSpans) {
+          const service = rs.resource?.attributes?.find((a) => a.key === 'service.name')?.value.stringValue;
+          for (const ss of rs.scopeSpans) spans.push(...ss.spans.map((s) => ({ ...s, service })));
+        }
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });

@@ -1,7 +1,7 @@
 import {
   contracts,
   createMessageFactory,
-  toolContracts,
+  toolContract,
   type MessageBody,
   type RetrievedItem,
   type ScoredItem,
@@ -24,7 +24,7 @@ export type ToolFn = (req: ToolRunRequest, ctx: HandlerContext, deps: ToolDeps) 
 /** Serves `tool.v1.<handler>.run`: message bodies out, stamped with this tool's envelope. */
 export function serveTool(bus: Bus, handler: ToolHandler, deps: ToolDeps, fn: ToolFn): void {
   bus.serveStream(
-    toolContracts[handler],
+    toolContract(handler),
     async function* (req, ctx) {
       const stamp = createMessageFactory(req.ask.conversationId, `${req.ask.queryId}-${handler}`);
       for await (const body of fn(req, ctx, deps)) yield stamp(body);

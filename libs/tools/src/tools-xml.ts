@@ -2,20 +2,11 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { z } from 'zod';
+import { ToolHandlerName } from '@askbus/contracts';
 import { ancestry, canonicalType, isKnownType } from './schema-types';
 
 /** config/tools.xml of this repository. */
 export const DEFAULT_TOOLS_PATH = fileURLToPath(new URL('../../../config/tools.xml', import.meta.url));
-
-/** The handlers a tool service serves, as `tool.v1.<handler>.run`. */
-export const KNOWN_HANDLERS = [
-  'details',
-  'compare',
-  'ensemble',
-  'recipe_substitutions',
-  'accompaniment',
-  'who',
-] as const;
 
 /** A bad tools file: where (line, from 1) and why. */
 export class ToolsConfigError extends Error {
@@ -53,7 +44,7 @@ export const ToolDef = z
     name: Name,
     enabled: z.boolean(),
     method: z.enum(['builtin', 'code', 'extension']),
-    handler: z.string().min(1).optional(),
+    handler: ToolHandlerName.optional(),
     examples: z.array(z.string().min(1)).min(1, 'a tool needs at least one <example>'),
     prompt: z.string().min(10, 'a tool needs a <prompt>'),
     returnStruc: ReturnStruc,
@@ -71,7 +62,10 @@ export interface ToolsConfig {
 }
 
 export interface ParseOptions {
-  /** Handlers a non-builtin tool may name (default: KNOWN_HANDLERS). */
+  /**
+   * Handlers a non-builtin tool may name (default: any well-formed name; the services that
+   * declare them are checked where the whole system is known, see @askbus/service checkTools).
+   */
   handlers?: readonly string[];
 }
 
@@ -79,7 +73,7 @@ const META = XMLParser.getMetaDataSymbol();
 
 /** Parses and validates tools.xml text; throws ToolsConfigError with the line and the reason. */
 export function parseToolsXml(xml: string, source = 'tools.xml', opts: ParseOptions = {}): ToolsConfig {
-  const handlers = new Set(opts.handlers ?? KNOWN_HANDLERS);
+  const handlers = opts.handlers ? new Set(opts.handlers) : undefined;
   const syntax = XMLValidator.validate(xml);
   if (syntax !== true) throw new ToolsConfigError(source, syntax.err.line, syntax.err.msg);
   const lineAt = (node: unknown): number => {
@@ -165,7 +159,7 @@ export function parseToolsXml(xml: string, source = 'tools.xml', opts: ParseOpti
       throw new ToolsConfigError(source, line, `tool "${raw.name ?? '?'}": ${field}${issue.message}`);
     }
     const tool = parsed.data;
-    if (tool.handler !== undefined && !handlers.has(tool.handler)) {
+    if (tool.handler !== undefined && handlers && !handlers.has(tool.handler)) {
       throw new ToolsConfigError(source, line, `tool "${tool.name}": unknown handler "${tool.handler}"`);
     }
     const names = new Set(Object.keys(node).filter((k) => !k.startsWith('@_')));
@@ -203,4 +197,13 @@ export function toolsFor(config: ToolsConfig, site: string, itemType: string): T
 /** The fields a tool's LLM answer carries besides the score. */
 export function paramNames(tool: ToolDef): string[] {
   return Object.keys(tool.returnStruc).filter((k) => k !== 'score');
+}
+
+/** Every handler the tools of a config name (a service must declare each one). */
+export function handlersOf(config: ToolsConfig): string[] {
+  const out = new Set<string>();
+  for (const types of config.sites.values())
+    for (const tools of types.values())
+      for (const t of tools) if (t.handler !== undefined) out.add(t.handler);
+  return [...out];
 }

@@ -12,9 +12,9 @@ const tool = (name: string, extra = '') => `
       </Tool>`;
 const file = (body: string) => `<Tools>\n  <Site id="default">\n${body}\n  </Site>\n</Tools>\n`;
 
-function rejects(xml: string): ToolsConfigError {
+function rejects(xml: string, handlers?: string[]): ToolsConfigError {
   try {
-    parseToolsXml(xml, 'bad.xml');
+    parseToolsXml(xml, 'bad.xml', handlers ? { handlers } : {});
   } catch (err) {
     expect(err).toBeInstanceOf(ToolsConfigError);
     return err as ToolsConfigError;
@@ -93,8 +93,13 @@ describe('a bad tools file is rejected with the line and the reason', () => {
   });
   it('unknown handler, bad name, missing handler', () => {
     expect(
-      rejects(file(`    <Thing>${tool('details').replace('>details<', '>nope<')}\n    </Thing>`)).reason,
+      rejects(file(`    <Thing>${tool('details').replace('>details<', '>nope<')}\n    </Thing>`), ['details'])
+        .reason,
     ).toMatch(/unknown handler "nope"/);
+    // Without a list of handlers any well-formed name parses; the system checks it is declared.
+    expect(
+      rejects(file(`    <Thing>${tool('details').replace('>details<', '>No Pe<')}\n    </Thing>`)).reason,
+    ).toMatch(/handler name/);
     expect(rejects(file(`    <Thing>${tool('Bad Name')}\n    </Thing>`)).reason).toMatch(/tool name/);
     expect(
       rejects(file(`    <Thing>${tool('details').replace('<handler>details</handler>', '')}\n    </Thing>`))

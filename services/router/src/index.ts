@@ -1,4 +1,4 @@
-import { contracts, toolContracts, type StoredItem, type Understanding } from '@askbus/contracts';
+import { contracts, toolContract, type StoredItem, type Understanding } from '@askbus/contracts';
 import { WordNet } from '@askbus/embeddings';
 import { Understander, type UnderstandPorts } from './understand';
 import { loadTools, type ToolsConfig } from '@askbus/tools';
@@ -128,7 +128,7 @@ export function startRouter(bus: Bus, opts: RouterOptions = {}): { model: Answer
           // A tool gets the query's deadline: past it, it stops and the query ends with an error.
           runTool: (handler, toolReq, signal) =>
             bus.stream(
-              toolContracts[handler],
+              toolContract(handler),
               toolReq,
               ctx.onward({ signal, ...inactivity, ...(deadline === undefined ? {} : { deadline }) }),
             ),

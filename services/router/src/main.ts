@@ -1,7 +1,4 @@
-import { instrumentLlm, runService } from '@askbus/telemetry';
-import { routerOptionsFromEnv, startRouter } from './index';
+import { runMain } from '@askbus/service';
+import service from './service';
 
-await runService('router', ({ bus, registry }) => {
-  const { model } = startRouter(bus, routerOptionsFromEnv());
-  instrumentLlm('router', model.llm, registry);
-});
+await runMain(service);

@@ -71,16 +71,6 @@ export interface RoutingStats {
   toolFailed?: string;
 }
 
-/** Handler names a tool may name (the contracts declare their subjects). */
-const HANDLERS = new Set<string>([
-  'details',
-  'compare',
-  'ensemble',
-  'recipe_substitutions',
-  'accompaniment',
-  'who',
-]);
-
 /**
  * Pulls an async generator eagerly into a buffer, so FastTrack work goes on while the prepare
  * steps run; `drain()` replays what came and goes on to the end, returning the generator's value.
@@ -364,13 +354,13 @@ export async function* routeAsk(
   const query = { ...req, query: d.query };
 
   const handler = top.tool.handler;
-  if (top.tool.name !== 'search' && handler !== undefined && HANDLERS.has(handler)) {
+  if (top.tool.name !== 'search' && handler !== undefined) {
     let begun = false;
     // the items the question names, as the retriever found them, go with the tool's parameters
     const named = d.changed ? undefined : await understood;
     const params = withNamedItems(top.tool.name, top.params, named?.named ?? [], named?.asked ?? []);
     try {
-      for await (const m of routing.runTool(handler as ToolHandler, { ask: query, params }, signal)) {
+      for await (const m of routing.runTool(handler, { ask: query, params }, signal)) {
         begun = true;
         yield unstamp(m);
       }

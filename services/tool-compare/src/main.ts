@@ -1,7 +1,4 @@
-import { instrumentLlm, runService } from '@askbus/telemetry';
-import { startCompareTool } from './index';
+import { runMain } from '@askbus/service';
+import service from './service';
 
-await runService('tool-compare', ({ bus, registry }) => {
-  const { llm } = startCompareTool(bus);
-  instrumentLlm('tool-compare', llm, registry);
-});
+await runMain(service);

@@ -1,7 +1,4 @@
-import { instrumentLlm, runService } from '@askbus/telemetry';
-import { startDetailsTool } from './index';
+import { runMain } from '@askbus/service';
+import service from './service';
 
-await runService('tool-details', ({ bus, registry }) => {
-  const { llm } = startDetailsTool(bus);
-  instrumentLlm('tool-details', llm, registry);
-});
+await runMain(service);

@@ -1,7 +1,4 @@
-import { instrumentLlm, runService } from '@askbus/telemetry';
-import { startEnsembleTool } from './index';
+import { runMain } from '@askbus/service';
+import service from './service';
 
-await runService('tool-ensemble', ({ bus, registry }) => {
-  const { llm } = startEnsembleTool(bus);
-  instrumentLlm('tool-ensemble', llm, registry);
-});
+await runMain(service);

@@ -1,7 +1,4 @@
-import { instrumentLlm, runService } from '@askbus/telemetry';
-import { startRecipeTool } from './index';
+import { runMain } from '@askbus/service';
+import service from './service';
 
-await runService('tool-recipe', ({ bus, registry }) => {
-  const { llm } = startRecipeTool(bus);
-  instrumentLlm('tool-recipe', llm, registry);
-});
+await runMain(service);

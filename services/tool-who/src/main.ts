@@ -1,7 +1,4 @@
-import { instrumentLlm, runService } from '@askbus/telemetry';
-import { startWhoTool } from './index';
+import { runMain } from '@askbus/service';
+import service from './service';
 
-await runService('tool-who', ({ bus, registry }) => {
-  const { llm } = startWhoTool(bus);
-  instrumentLlm('tool-who', llm, registry);
-});
+await runMain(service);

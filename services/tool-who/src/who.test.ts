@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { Bus } from '@askbus/bus';
 import { testBus, testNats } from '@askbus/bus/testing';
-import { contracts, toolContracts } from '@askbus/contracts';
+import { contracts, toolContract } from '@askbus/contracts';
 import type { Message, ResultItem } from '@askbus/contracts';
 import { loadDemoSites } from '@askbus/demo-data';
 import { buildGateway } from '@askbus/gateway';
@@ -60,7 +60,7 @@ async function tool(query: string): Promise<{ sites: [string, number][]; message
     maxResults: 10,
     minScore: 51,
   };
-  for await (const m of caller.stream(toolContracts.who, { ask, params: {} }, { timeoutMs: 30_000 }))
+  for await (const m of caller.stream(toolContract('who'), { ask, params: {} }, { timeoutMs: 30_000 }))
     messages.push(m);
   const sites = messages
     .filter((m) => m.message_type === 'result')

@@ -14,22 +14,27 @@ import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import fc from 'fast-check';
 import { PermissionViolationError, type Msg, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
+import type { Bus } from '@askbus/bus';
+import { BusError } from '@askbus/bus';
+import { startNatsServer, type NatsServerHandle } from '@askbus/bus';
+import { passwordEnvVar, userInboxPrefix, type NatsUser } from '@askbus/bus';
+import { renderNatsAuthConfig } from '@askbus/bus';
+import { checkReply } from '@askbus/bus';
+import { connectBus } from '@askbus/bus';
 import type { Contract } from '@askbus/contracts';
-import type { Bus } from './bus';
-import { BusError } from './errors';
-import { startNatsServer, type NatsServerHandle } from './nats-server';
-import {
-  NATS_USERS,
-  natsPermissions,
-  passwordEnvVar,
-  responseInboxes,
-  serviceSubjects,
-  userInboxPrefix,
-  type NatsUser,
-} from './permissions';
-import { renderNatsAuthConfig } from './permissions-config';
-import { checkReply } from './reply-inbox';
-import { connectBus } from './run';
+import { loadSystem } from './system';
+
+// The whole system's principals, as the services declare them.
+const auth = (await loadSystem()).authorization;
+const NATS_USERS = auth.users;
+const natsPermissions = (user: string) => auth.permissions(user);
+const responseInboxes = (user: string) => auth.responseInboxes(user);
+const serviceSubjects: Record<
+  string,
+  { serves: readonly Contract[]; calls: readonly Contract[] } | undefined
+> = Object.fromEntries(
+  auth.principals.map((p) => [p.name, { serves: p.serves, calls: auth.callsOf(p.name) }]),
+);
 
 const PATIENCE = { timeout: 15_000, interval: 5 };
 // nats-server parses a $VARIABLE's value as config: a password must start with a letter.
@@ -62,14 +67,14 @@ function withSpy(config: string): string {
 
 beforeAll(async () => {
   server = await startNatsServer({
-    config: withSpy(renderNatsAuthConfig()),
-    env: Object.fromEntries(NATS_USERS.map((u) => [passwordEnvVar(u), passwords[u]])),
+    config: withSpy(renderNatsAuthConfig(auth)),
+    env: Object.fromEntries(NATS_USERS.map((u) => [passwordEnvVar(u), passwords[u]!])),
   });
   spy = await connect({ servers: server.url, user: 'spy', pass: SPY_PASSWORD });
   spy.subscribe('>', { callback: (_e, m) => void seen.push(m) });
   await spy.flush();
   for (const user of NATS_USERS) {
-    const contracts = serviceSubjects[user].serves as readonly Contract[];
+    const contracts = serviceSubjects[user]!.serves as readonly Contract[];
     if (contracts.length > 0) {
       const bus = await connectBus({
         servers: server.url,

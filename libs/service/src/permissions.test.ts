@@ -5,24 +5,32 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Kvm } from '@nats-io/kv';
 import {
   contracts,
-  toolContracts,
   type AskRequestInput,
   type Contract,
   type StoredItem,
+  toolContract,
 } from '@askbus/contracts';
-import type { Bus } from './bus';
-import { BusError } from './errors';
-import { startNatsServer, type NatsServerHandle } from './nats-server';
-import {
-  NATS_USERS,
-  callersOf,
-  natsPermissions,
-  passwordEnvVar,
-  serviceSubjects,
-  type NatsUser,
-} from './permissions';
-import { renderNatsAuthConfig } from './permissions-config';
-import { connectBus, natsAuth } from './run';
+import type { Bus } from '@askbus/bus';
+import { BusError } from '@askbus/bus';
+import { startNatsServer, type NatsServerHandle } from '@askbus/bus';
+import { passwordEnvVar, type NatsUser } from '@askbus/bus';
+import { renderNatsAuthConfig } from '@askbus/bus';
+import { connectBus, natsAuth } from '@askbus/bus';
+import { loadSystem } from './system';
+
+// The whole system's principals, as the services declare them.
+const auth = (await loadSystem()).authorization;
+const NATS_USERS = auth.users;
+const natsPermissions = (user: string) => auth.permissions(user);
+const callersOf = (c: Contract) => auth.callersOf(c);
+const serviceSubjects: Record<
+  string,
+  | { serves: readonly Contract[]; calls: readonly Contract[]; events?: readonly { subject: string }[] }
+  | undefined
+> = Object.fromEntries(
+  auth.principals.map((p) => [p.name, { serves: p.serves, calls: auth.callsOf(p.name), events: p.events }]),
+);
+const toolContracts = { compare: toolContract('compare') };
 
 const item = (n: number): StoredItem => ({
   url: `https://example.test/${n}`,
@@ -41,7 +49,7 @@ describe('permissions derived from the contracts', () => {
   it('lets exactly one service serve each contract, and every call reach a server', () => {
     for (const c of Object.values(contracts)) expect(served(c), c.subject).toHaveLength(1);
     for (const user of NATS_USERS) {
-      for (const c of serviceSubjects[user].calls) {
+      for (const c of serviceSubjects[user]!.calls) {
         expect(natsPermissions(user).publish.allow, user).toContain(c.subject);
         expect(served(c), `${user} calls ${c.subject}`).toHaveLength(1);
       }
@@ -100,11 +108,11 @@ describe('permissions derived from the contracts', () => {
   });
 
   it('renders passwords given, and environment references for the others', () => {
-    const text = renderNatsAuthConfig({ passwords: { ranker: 's3cret' } });
+    const text = renderNatsAuthConfig(auth, { passwords: { ranker: 's3cret' } });
     expect(text).toContain('password: "s3cret"');
     expect(text).toContain(`password: $${passwordEnvVar('tool-details')}`);
     expect(passwordEnvVar('tool-details')).toBe('NATS_PASSWORD_TOOL_DETAILS');
-    expect(() => renderNatsAuthConfig({ passwords: { ranker: 'a"b' } })).toThrow(/quotes/);
+    expect(() => renderNatsAuthConfig(auth, { passwords: { ranker: 'a"b' } })).toThrow(/quotes/);
   });
 });
 
@@ -166,7 +174,7 @@ describe('a nats-server with the generated authorization', () => {
   beforeAll(async () => {
     // Passwords through $NATS_PASSWORD_<USER> in the server's environment, as in deploy/nats.
     server = await startNatsServer({
-      config: renderNatsAuthConfig(),
+      config: renderNatsAuthConfig(auth),
       env: Object.fromEntries(NATS_USERS.map((u) => [passwordEnvVar(u), passwords[u]!])),
     });
   });

@@ -1,15 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { eventContracts, eventSubject, subjectToken } from '@askbus/contracts';
 import type { A2aTaskEventEnvelope } from '@askbus/contracts';
-import type { Bus, EventMeta } from './bus';
-import { BusError } from './errors';
-import { startNatsServer } from './nats-server';
-import { NATS_USERS, passwordEnvVar } from './permissions';
-import type { NatsUser } from './permissions';
-import { renderNatsAuthConfig } from './permissions-config';
-import { connectBus } from './run';
-import { testBus, testNats } from './testing';
-import { parseTraceparent } from './trace';
+import type { Bus, EventMeta } from '@askbus/bus';
+import { BusError } from '@askbus/bus';
+import { startNatsServer } from '@askbus/bus';
+import { passwordEnvVar } from '@askbus/bus';
+import type { NatsUser } from '@askbus/bus';
+import { renderNatsAuthConfig } from '@askbus/bus';
+import { connectBus } from '@askbus/bus';
+import { testBus, testNats } from '@askbus/bus/testing';
+import { parseTraceparent } from '@askbus/bus';
+import { loadSystem } from './system';
+
+// The whole system's principals, as the services declare them.
+const auth = (await loadSystem()).authorization;
+const NATS_USERS = auth.users;
 
 let nats: Awaited<ReturnType<typeof testNats>>;
 let publisher: Bus;
@@ -104,7 +109,7 @@ describe('event subjects under the generated NATS authorization', () => {
   it('gateways publish and hear A2A task events and cancel requests; a ranker may do neither', async () => {
     const passwords = Object.fromEntries(NATS_USERS.map((u) => [u, `pw-${u}`]));
     const server = await startNatsServer({
-      config: renderNatsAuthConfig(),
+      config: renderNatsAuthConfig(auth),
       env: Object.fromEntries(NATS_USERS.map((u) => [passwordEnvVar(u), passwords[u]!])),
     });
     const logs: string[] = [];

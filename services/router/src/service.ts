@@ -1,0 +1,24 @@
+import { EVERY_TOOL, contracts } from '@askbus/contracts';
+import { defineService, fromEnv } from '@askbus/service';
+import { routerOptionsFromEnv, startRouter } from './index';
+
+export default defineService({
+  name: 'router',
+  description:
+    'Answers ask.v1.run: understands the question, scores the tools of config/tools.xml, and runs search or the chosen tool.',
+  serves: [contracts.ask],
+  // Tool selection may dispatch to any tool a service declares.
+  calls: [
+    contracts.sites,
+    contracts.search,
+    contracts.score,
+    contracts.profile,
+    contracts.names,
+    contracts.items,
+    EVERY_TOOL,
+  ],
+  // ASKBUS_RANK_BATCH, ASKBUS_CANDIDATES, ASKBUS_COLLATE_MS, ASKBUS_ROUTER_DEBUG, ASKBUS_FAST_TRACK, …
+  config: fromEnv(routerOptionsFromEnv),
+  deploy: { replicas: 2 },
+  start: ({ bus, config }) => ({ llm: startRouter(bus, config).model.llm }),
+});
