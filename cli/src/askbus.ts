@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
 import { runUp } from './up';
-import { runClientCommand } from './ask';
-import { loadMain } from './load';
+import { runClient } from './client-main';
 
 const usage = `askbus — a natural-language endpoint for schema.org site data
 
@@ -20,18 +19,8 @@ Environment for up: PORT (8000), HOST (127.0.0.1), NATS_URL, ASKBUS_DATA_DIR (./
   ASKBUS_RANKERS (2), ASKBUS_RANK_DELAY_MS (0), ASKBUS_DEMO (1; 0 skips the demo sites)
 `;
 
-if (process.argv[2] === 'load') {
-  try {
-    await loadMain(process.argv.slice(3));
-    process.exit(0);
-  } catch (err) {
-    console.error(`askbus load: ${err instanceof Error ? err.message : String(err)}`);
-    process.exit(1);
-  }
-}
-if (process.argv[2] === 'ask' || process.argv[2] === 'sites') {
-  process.exit(await runClientCommand(process.argv[2], process.argv.slice(3)));
-}
+const clientExit = await runClient(process.argv.slice(2));
+if (clientExit !== undefined) process.exit(clientExit);
 const { positionals, values } = parseArgs({
   allowPositionals: true,
   options: { help: { type: 'boolean', short: 'h' } },

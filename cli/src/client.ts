@@ -3,11 +3,16 @@
  * URLs and reads the SSE answer one NLWeb message at a time as it streams.
  */
 
+import { notedGatewayUrl } from './data-dir';
+
 export const DEFAULT_URL = 'http://127.0.0.1:8000';
 
-/** The gateway's base URL: --url, else ASKBUS_URL, else the default; without a trailing slash. */
+/**
+ * The gateway's base URL: --url, else ASKBUS_URL, else the one a running `askbus up` noted in
+ * its data folder, else the default; without a trailing slash.
+ */
 export function gatewayUrl(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  const raw = (flag ?? env.ASKBUS_URL ?? '').trim() || DEFAULT_URL;
+  const raw = (flag ?? env.ASKBUS_URL ?? '').trim() || notedGatewayUrl(env) || DEFAULT_URL;
   let url: URL;
   try {
     url = new URL(raw);

@@ -11,18 +11,33 @@ export function dataDirFor(env: NodeJS.ProcessEnv = process.env): string {
 
 /** Where a running `askbus up` notes the URL of the nats-server it started. */
 export const NATS_URL_FILE = 'nats.url';
+/** Where a running `askbus up` notes its gateway's URL, so `ask` and `sites` find any port. */
+export const GATEWAY_URL_FILE = 'gateway.url';
+
+/** The gateway URL a running `askbus up` noted in the data folder, if any. */
+export function notedGatewayUrl(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  try {
+    return readFileSync(join(dataDirFor(env), GATEWAY_URL_FILE), 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
- * The NATS a command line tool should use: NATS_URL, else the server a running `askbus up`
- * started (noted in its data folder), else the default local port.
+ * The NATS a command line tool should use, and where that came from: NATS_URL, else the server a
+ * running `askbus up` started (noted in its data folder), else the default local port.
  */
-export function natsUrlFor(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.NATS_URL) return env.NATS_URL;
+export function natsUrlFor(env: NodeJS.ProcessEnv = process.env): { url: string; from: string } {
+  if (env.NATS_URL) return { url: env.NATS_URL, from: 'NATS_URL' };
+  const noted = join(dataDirFor(env), NATS_URL_FILE);
   try {
-    const noted = readFileSync(join(dataDirFor(env), NATS_URL_FILE), 'utf8').trim();
-    if (noted) return noted;
+    const url = readFileSync(noted, 'utf8').trim();
+    if (url) return { url, from: `noted by askbus up in ${noted}` };
   } catch {
     // no askbus up running from this folder
   }
-  return 'nats://127.0.0.1:4222';
+  return {
+    url: 'nats://127.0.0.1:4222',
+    from: `the default: no NATS_URL, and no askbus up noted one in ${noted}`,
+  };
 }

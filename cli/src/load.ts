@@ -356,7 +356,18 @@ export async function loadMain(argv: string[]): Promise<void> {
   if (retryFor !== undefined && !(retryFor >= 0)) {
     throw new Error(`--retry-for takes seconds, not "${values['retry-for']}"`);
   }
-  const bus = await connectBus({ service: 'askbus-load', servers: natsUrlFor() });
+  const nats = natsUrlFor();
+  let bus: Bus;
+  try {
+    bus = await connectBus({ service: 'askbus-load', servers: nats.url });
+  } catch (err) {
+    throw new Error(
+      `cannot reach NATS at ${nats.url} (${nats.from}): ${err instanceof Error ? err.message : String(err)}. ` +
+        'Start askbus with `npm run up` (the CLI then finds its NATS through ASKBUS_DATA_DIR, ./.data by default), ' +
+        'or set NATS_URL to the NATS your services use.',
+      { cause: err },
+    );
+  }
   try {
     const summary = await runLoad(bus, {
       site: values.site,

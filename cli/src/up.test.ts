@@ -46,6 +46,16 @@ const resultItems = (events: Sse[]) =>
     .filter((e) => e.data.message_type === 'result' && Array.isArray(e.data.content))
     .flatMap((e) => e.data.content as { name: string; score: number; description: string }[]);
 
+describe('gatewayUrl', () => {
+  it('finds the gateway a running askbus up noted, on whatever port it took', async () => {
+    const { gatewayUrl } = await import('./client');
+    expect(gatewayUrl(undefined, { ASKBUS_DATA_DIR: dataDir })).toBe(running.url);
+    expect(gatewayUrl(undefined, { ASKBUS_DATA_DIR: dataDir, ASKBUS_URL: 'http://x.example:9' })).toBe(
+      'http://x.example:9',
+    );
+  });
+});
+
 describe('askbus up, end to end over NATS', () => {
   it('streams Eastwood westerns for "westerns with clint eastwood"', async () => {
     const res = await fetch(`${running.url}/ask?query=westerns+with+clint+eastwood&site=movies`);
@@ -119,12 +129,15 @@ async function waitFor(cond: () => boolean, ms = 4_000): Promise<void> {
 describe('natsUrlFor', () => {
   it('takes NATS_URL, else the server a running askbus up noted in the data folder', async () => {
     const { natsUrlFor } = await import('./data-dir');
-    expect(natsUrlFor({ NATS_URL: 'nats://nats.example:4222' })).toBe('nats://nats.example:4222');
+    expect(natsUrlFor({ NATS_URL: 'nats://nats.example:4222' })).toMatchObject({
+      url: 'nats://nats.example:4222',
+      from: 'NATS_URL',
+    });
     // `running` above was started with a NATS_URL of its own, so it noted nothing.
-    expect(natsUrlFor({ ASKBUS_DATA_DIR: dataDir })).toBe('nats://127.0.0.1:4222');
+    expect(natsUrlFor({ ASKBUS_DATA_DIR: dataDir })).toMatchObject({ url: 'nats://127.0.0.1:4222' });
     const noted = mkdtempSync(join(tmpdir(), 'askbus-noted-'));
     writeFileSync(join(noted, 'nats.url'), 'nats://127.0.0.1:45678\n');
-    expect(natsUrlFor({ ASKBUS_DATA_DIR: noted })).toBe('nats://127.0.0.1:45678');
+    expect(natsUrlFor({ ASKBUS_DATA_DIR: noted })).toMatchObject({ url: 'nats://127.0.0.1:45678' });
     rmSync(noted, { recursive: true, force: true });
   });
 });

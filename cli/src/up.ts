@@ -12,7 +12,7 @@ import {
 import { loadSystem, runInProcess, type Env } from '@askbus/service';
 import { handlersOf, loadTools } from '@askbus/tools';
 import { startSystemTelemetry } from '@askbus/telemetry';
-import { NATS_URL_FILE, dataDirFor } from './data-dir';
+import { GATEWAY_URL_FILE, NATS_URL_FILE, dataDirFor, notedGatewayUrl } from './data-dir';
 
 export interface UpOptions {
   port: number;
@@ -123,6 +123,9 @@ export async function up(opts: UpOptions): Promise<Running> {
   const [gateway] = running.handles('gateway');
   if (!gateway?.url) throw new Error('the gateway did not say where it listens');
   const { instances } = running;
+  // So `askbus ask` and `askbus sites` find this gateway on whatever port it took.
+  const gatewayUrlFile = join(opts.dataDir, GATEWAY_URL_FILE);
+  writeFileSync(gatewayUrlFile, gateway.url);
   for (const [site, items] of Object.entries(running.handles('retriever')[0]?.describe?.demoLoaded ?? {}))
     opts.log(`loaded demo site ${site}: ${String(items)} items`);
   if (gateway.describe?.tookFreePort) opts.log(`port ${opts.port} is in use; took a free one`);
@@ -132,6 +135,9 @@ export async function up(opts: UpOptions): Promise<Running> {
     buses: instances.map((i) => i.bus),
     stop: async () => {
       await running.stop();
+      // Unless another `askbus up` on the same folder noted its own since.
+      if (notedGatewayUrl({ ASKBUS_DATA_DIR: opts.dataDir }) === gateway.url)
+        rmSync(gatewayUrlFile, { force: true });
       await stopNats();
     },
   };
@@ -150,5 +156,9 @@ export async function runUp(): Promise<void> {
   });
   opts.log(
     `askbus is up: ${running.url}  (try ${running.url}/ask?query=westerns+with+clint+eastwood&site=movies)`,
+  );
+  opts.log(
+    `  npx askbus ask|sites find it through ${opts.dataDir}; from elsewhere: ASKBUS_URL=${running.url} npx askbus sites` +
+      `  (askbus load: NATS_URL=${running.natsUrl})`,
   );
 }
