@@ -3,7 +3,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', '.data/**', 'bench/results/**'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', '.data/**', 'bench/results/**', 'cli/build/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
