@@ -23,6 +23,7 @@ import {
 } from './permissions';
 import { renderNatsAuthConfig } from './permissions-config';
 import { connectBus, natsAuth } from './run';
+import { perItemScore } from './testing';
 
 const item = (n: number): StoredItem => ({
   url: `https://example.test/${n}`,
@@ -186,14 +187,14 @@ describe('a nats-server with the generated authorization', () => {
 
   it('carries a stream of many chunks from a responder back to its caller', async () => {
     const ranker = await as('ranker');
-    ranker.serveStream(contracts.score, async function* (req) {
+    ranker.serveStream(perItemScore, async function* (req) {
       for (const it of req.items) yield { url: it.url, score: 50, description: '' };
     });
     await ranker.nc.flush();
     const router = await as('router');
     const items = Array.from({ length: 120 }, (_, i) => item(i));
     const out = [];
-    for await (const s of router.stream(contracts.score, { query: 'q', items }, { timeoutMs: 20_000 }))
+    for await (const s of router.stream(perItemScore, { query: 'q', items }, { timeoutMs: 20_000 }))
       out.push(s);
     // One reply subject, 120 chunks and an end marker: more than allow_responses' default of one.
     expect(out).toHaveLength(120);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AskRequest } from './ask';
-import { RetrievedItem, SiteName, StoredItem } from './item';
+import { RankItem, RetrievedItem, SiteName, StoredItem } from './item';
 import { Message } from './message';
 import { A2aCancelRequest, A2aTaskEventEnvelope } from './a2a';
 import {
@@ -89,12 +89,19 @@ export const SitesReply = z.object({ sites: z.array(SiteInfo) });
 export const DeleteRequest = z.object({ site: SiteName });
 export const DeleteReply = z.object({ deleted: z.number().int() });
 
+/**
+ * `rank.v1.score`'s request. Changed incompatibly in issue 22 (rankers and their callers must be
+ * updated together): items are RankItems (what a ranker reads, the schema object as JSON text)
+ * rather than whole StoredItems, and the stream's chunks are ScoredBatches rather than one
+ * ScoredItem per message.
+ */
 export const ScoreRequest = z.object({
   query: z.string().min(1).max(10_000),
-  items: z.array(StoredItem).min(1).max(200),
+  items: z.array(RankItem).min(1).max(200),
   /** The question as structure: the local scorer scores by how well items satisfy it; an LLM is told it. */
   understanding: Understanding.optional(),
 });
+export type ScoreRequest = z.infer<typeof ScoreRequest>;
 export const ScoredItem = z.object({
   url: z.string(),
   score: z.number().min(0).max(100),
@@ -110,6 +117,12 @@ export const ScoredItem = z.object({
   fallbackReason: z.string().max(64).optional(),
 });
 export type ScoredItem = z.infer<typeof ScoredItem>;
+/**
+ * One chunk of `rank.v1.score`: the items scored together, sent as soon as they are (the whole
+ * request with the local scorer; each language-model call's items with a model).
+ */
+export const ScoredBatch = z.object({ items: z.array(ScoredItem).min(1).max(200) });
+export type ScoredBatch = z.infer<typeof ScoredBatch>;
 
 /** A tool service's request: the query (decontextualized) and the parameters its returnStruc names. */
 export const ToolRunRequest = z.object({
@@ -140,7 +153,7 @@ export const contracts = {
   profile: unary('retrieve.v1.profile', ProfileRequest, ProfileReply),
   names: unary('retrieve.v1.names', NamesRequest, NamesReply),
   items: unary('retrieve.v1.items', ItemsRequest, ItemsReply),
-  score: stream('rank.v1.score', ScoreRequest, ScoredItem),
+  score: stream('rank.v1.score', ScoreRequest, ScoredBatch),
   toolDetails: toolContracts.details,
   toolCompare: toolContracts.compare,
   toolEnsemble: toolContracts.ensemble,

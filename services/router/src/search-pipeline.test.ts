@@ -24,13 +24,13 @@ function ports(
   return {
     batches,
     retrieve: async () => Object.keys(scores).map((k) => candidate(Number(k))),
-    score: async function* (_q, items): AsyncGenerator<ScoredItem> {
+    score: async function* (_q, items): AsyncGenerator<ScoredItem[]> {
       const index = batches.push(items) - 1;
       await new Promise((r) => setTimeout(r, opts.delays?.[index] ?? 0));
       if (opts.failBatch === index) throw new Error('ranker died');
       for (const it of items) {
         const n = Number(it.url.split('/').pop());
-        yield { url: it.url, score: scores[n]!, description: `d${n}` };
+        yield [{ url: it.url, score: scores[n]!, description: `d${n}` }];
       }
     },
   };
@@ -140,11 +140,11 @@ describe('ranking failures', () => {
     let calls = 0;
     const p: SearchPorts = {
       retrieve: async () => [1, 2, 3].map(candidate),
-      score: async function* (_q, items): AsyncGenerator<ScoredItem> {
+      score: async function* (_q, items): AsyncGenerator<ScoredItem[]> {
         calls++;
         const first = calls === 1;
         for (const it of items) {
-          yield { url: it.url, score: 90, description: 'd' };
+          yield [{ url: it.url, score: 90, description: 'd' }];
           if (first) throw Object.assign(new Error('sent nothing for 400 ms'), { code: 'timeout' });
         }
       },
@@ -162,9 +162,9 @@ describe('ranking failures', () => {
     let calls = 0;
     const p: SearchPorts = {
       retrieve: async () => [1, 2, 3].map(candidate),
-      score: async function* (_q, items): AsyncGenerator<ScoredItem> {
+      score: async function* (_q, items): AsyncGenerator<ScoredItem[]> {
         calls++;
-        yield { url: items[0]!.url, score: 90, description: 'd' };
+        yield [{ url: items[0]!.url, score: 90, description: 'd' }];
         throw Object.assign(new Error('ranking failed for 2 of 3 items'), { code: 'internal' });
       },
     };
