@@ -181,6 +181,26 @@ describe('stream', () => {
     ).rejects.toMatchObject({ code: 'internal' });
   });
 
+  it('with a contract checked on receipt, sends chunks unchecked and the caller refuses an invalid one', async () => {
+    const onReceipt = { ...perItemScore, subject: 'rank.v1.onreceipt', checked: 'on-receipt' as const };
+    server.serveStream(onReceipt, async function* (req) {
+      for (const it of req.items)
+        yield { url: it.url, score: it.url.endsWith('/2') ? 500 : 50, description: 'x' };
+    });
+    await server.nc.flush();
+    const good: string[] = [];
+    for await (const c of client.stream(onReceipt, { query: 'q', items: [item(1)] })) good.push(c.url);
+    expect(good).toEqual([item(1).url]);
+    await expect(
+      (async () => {
+        for await (const _ of client.stream(onReceipt, { query: 'q', items: [item(2)] })) void _;
+      })(),
+    ).rejects.toMatchObject({
+      code: 'internal',
+      message: expect.stringMatching(/chunk of rank.v1.onreceipt is invalid/),
+    });
+  });
+
   it('cancels every call of a query through the cancel subject', async () => {
     delays.set('cancel me', 5_000);
     const before = server.stats.cancelled + server2.stats.cancelled;
