@@ -68,6 +68,29 @@ describe('runSearch', () => {
     expect(ret.map((r) => r.score)).toEqual([95, 80, 70, 55, 52]);
   });
 
+  it('joins each batch of scores to the whole items by URL: unknown URLs and repeats are ignored', async () => {
+    const p: SearchPorts = {
+      retrieve: async () => [1, 2, 3].map(candidate),
+      score: async function* (_q, items): AsyncGenerator<ScoredItem[]> {
+        yield [
+          ...items.map((it) => ({ url: it.url, score: 90, description: `d ${it.name}` })),
+          { url: 'https://t.test/not-sent', score: 99, description: 'x' },
+          { url: items[0]!.url, score: 10, description: 'again' },
+        ];
+      },
+    };
+    const stats = { retrieved: 0, scored: 0, failedBatches: 0, sent: 0 };
+    const { ret } = await collect(
+      runSearch(request(), p, signal, { ...defaultSearchSettings, rankBatchSize: 3 }, stats),
+    );
+    expect(ret.map((r) => [r.url, r.score, r.description])).toEqual(
+      [1, 2, 3].map((n) => [`https://t.test/${n}`, 90, `d Item ${n}`]),
+    );
+    // the whole item, as retrieved, not what the ranker was sent
+    expect(ret[0]!.schema_object).toEqual(candidate(1).schema_object);
+    expect(stats.scored).toBe(3);
+  });
+
   it('never sends more than max_results and respects min_score', async () => {
     const scores: Record<number, number> = {};
     for (let i = 1; i <= 30; i++) scores[i] = 40 + i * 2; // 42 .. 100
