@@ -40,10 +40,22 @@ interface Sample {
   firstResultMs: number;
   totalMs: number;
   results: number;
+  /**
+   * CPU time of this process while the query ran (user + system, ms): every service runs in
+   * this process, so on the service path it is the query's cost to all of them but nats-server.
+   * Far less sensitive to a busy machine than latency.
+   */
+  cpuMs: number;
 }
+
+const cpuMsSince = (start: NodeJS.CpuUsage): number => {
+  const d = process.cpuUsage(start);
+  return (d.user + d.system) / 1000;
+};
 
 /** One query over HTTP: read the SSE stream as it arrives, note when the first result lands. */
 async function overHttp(base: string, query: string): Promise<Sample> {
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const res = await fetch(`${base}/ask?site=movies&query=${encodeURIComponent(query)}`);
   if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
@@ -70,11 +82,12 @@ async function overHttp(base: string, query: string): Promise<Sample> {
       }
     }
   }
-  return { firstResultMs, totalMs: performance.now() - t0, results };
+  return { firstResultMs, totalMs: performance.now() - t0, results, cpuMs: cpuMsSince(cpu0) };
 }
 
 /** The same query through the same pipeline code, with the retriever and scorer called directly. */
 async function inProcess(run: (q: string) => AsyncIterable<Message>, query: string): Promise<Sample> {
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   let firstResultMs = NaN;
   let results = 0;
@@ -84,13 +97,20 @@ async function inProcess(run: (q: string) => AsyncIterable<Message>, query: stri
       results += msg.content.length;
     }
   }
-  return { firstResultMs, totalMs: performance.now() - t0, results };
+  return { firstResultMs, totalMs: performance.now() - t0, results, cpuMs: cpuMsSince(cpu0) };
 }
 
 const summarize = (samples: Sample[]) => ({
   n: samples.length,
   ...latencySummary(samples),
   meanResults: mean(samples.map((s) => s.results)),
+  cpuMs: {
+    p50: percentile(
+      samples.map((s) => s.cpuMs),
+      50,
+    ),
+    mean: mean(samples.map((s) => s.cpuMs)),
+  },
 });
 
 async function main(): Promise<void> {
@@ -159,6 +179,9 @@ async function main(): Promise<void> {
     };
     console.log(
       `ratio services/one-process: first result p50 ${ratios.firstResultP50}×, p99 ${ratios.firstResultP99}×; total p50 ${ratios.totalP50}×, p99 ${ratios.totalP99}× (ms above)`,
+    );
+    console.log(
+      `CPU per query (this process, p50): services ${a.cpuMs.p50.toFixed(2)} ms, one process ${b.cpuMs.p50.toFixed(2)} ms (${ratio(a.cpuMs.p50, b.cpuMs.p50)}×)`,
     );
     const retrieval = { p50: percentile(retrievalMs, 50), p99: percentile(retrievalMs, 99) };
     const floor = retrieval.p50 + modelMs;
