@@ -29,7 +29,8 @@ export interface RankerOptions {
   llmBatchSize?: number;
   /**
    * Items whose analysis (facts, words, description) the ranker keeps between requests, least
-   * recently used dropped first (ASKBUS_RANK_CACHE_ITEMS, default 5,000; 0: none).
+   * recently used dropped first (ASKBUS_RANK_CACHE_ITEMS, default 2,000; about 12 KB each on the
+   * demo movies; 0: none).
    */
   cacheItems?: number;
   /** Ranking prompts (default: ASKBUS_PROMPTS or config/prompts.json). */
@@ -48,7 +49,7 @@ export interface RankerHandle {
 }
 
 /** Default of RankerOptions.cacheItems. */
-export const DEFAULT_RANK_CACHE_ITEMS = 5_000;
+export const DEFAULT_RANK_CACHE_ITEMS = 2_000;
 
 const DelayMs = z.coerce.number().int().min(0).max(600_000);
 const BatchSize = z.coerce.number().int().min(1).max(200);
