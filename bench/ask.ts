@@ -2,9 +2,15 @@
  * bench:ask — the full service path (HTTP → gateway → NATS → router → retriever + rankers)
  * against the same pipeline called in one process, side by side in one run, on the movies site.
  * Prints time to first result and total latency (p50, p99) and their ratios, and writes
- * bench/results/ask.json.
+ * bench/results/ask.json (ASKBUS_BENCH_OUT names another file).
+ *
+ * ASKBUS_BENCH_MODEL_MS=L stands in for a ranking model's latency: each ranking call waits L ms
+ * before it scores, on both paths (the rankers' ASKBUS_RANK_DELAY_MS; a wait in the in-process
+ * scorer). The one-process run also times retrieval (understanding and search, until the
+ * candidates are in hand), so time to first result can be read against retrieval + L.
  *
  *   npm run bench:ask            (ASKBUS_BENCH_ROUNDS=20 by default)
+ *   ASKBUS_BENCH_MODEL_MS=200 npm run bench:ask
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -14,7 +20,7 @@ import { AskRequest, type Message } from '@askbus/contracts';
 import { startDemoSystem } from '@askbus/cli';
 import { inProcessPorts } from './in-process';
 import { runAsk } from '@askbus/router';
-import { latencySummary, mean } from './stats';
+import { latencySummary, mean, percentile } from './stats';
 
 const queries = [
   'westerns with clint eastwood',
@@ -27,15 +33,29 @@ const queries = [
   'war movies',
 ];
 const rounds = Number(process.env.ASKBUS_BENCH_ROUNDS ?? 20);
+const modelMs = Number(process.env.ASKBUS_BENCH_MODEL_MS ?? 0);
+const outFile = process.env.ASKBUS_BENCH_OUT;
 
 interface Sample {
   firstResultMs: number;
   totalMs: number;
   results: number;
+  /**
+   * CPU time of this process while the query ran (user + system, ms): every service runs in
+   * this process, so on the service path it is the query's cost to all of them but nats-server.
+   * Far less sensitive to a busy machine than latency.
+   */
+  cpuMs: number;
 }
+
+const cpuMsSince = (start: NodeJS.CpuUsage): number => {
+  const d = process.cpuUsage(start);
+  return (d.user + d.system) / 1000;
+};
 
 /** One query over HTTP: read the SSE stream as it arrives, note when the first result lands. */
 async function overHttp(base: string, query: string): Promise<Sample> {
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const res = await fetch(`${base}/ask?site=movies&query=${encodeURIComponent(query)}`);
   if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
@@ -62,11 +82,12 @@ async function overHttp(base: string, query: string): Promise<Sample> {
       }
     }
   }
-  return { firstResultMs, totalMs: performance.now() - t0, results };
+  return { firstResultMs, totalMs: performance.now() - t0, results, cpuMs: cpuMsSince(cpu0) };
 }
 
 /** The same query through the same pipeline code, with the retriever and scorer called directly. */
 async function inProcess(run: (q: string) => AsyncIterable<Message>, query: string): Promise<Sample> {
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   let firstResultMs = NaN;
   let results = 0;
@@ -76,25 +97,49 @@ async function inProcess(run: (q: string) => AsyncIterable<Message>, query: stri
       results += msg.content.length;
     }
   }
-  return { firstResultMs, totalMs: performance.now() - t0, results };
+  return { firstResultMs, totalMs: performance.now() - t0, results, cpuMs: cpuMsSince(cpu0) };
 }
 
 const summarize = (samples: Sample[]) => ({
   n: samples.length,
   ...latencySummary(samples),
   meanResults: mean(samples.map((s) => s.results)),
+  cpuMs: {
+    p50: percentile(
+      samples.map((s) => s.cpuMs),
+      50,
+    ),
+    mean: mean(samples.map((s) => s.cpuMs)),
+  },
 });
 
 async function main(): Promise<void> {
-  const system = await startDemoSystem();
+  const system = await startDemoSystem({ rankDelayMs: modelMs });
   const { running, dataDir } = system;
-  const local = await inProcessPorts(join(dataDir, 'index'));
-  const runLocal = (query: string) =>
-    runAsk(
+  const ports = await inProcessPorts(join(dataDir, 'index'));
+  // retrieval times of the one-process runs (from the query's start to the candidates in hand)
+  let started = 0;
+  let retrievalMs: number[] = [];
+  const local: typeof ports = {
+    ...ports,
+    retrieve: async (req, signal) => {
+      const out = await ports.retrieve(req, signal);
+      retrievalMs.push(performance.now() - started);
+      return out;
+    },
+    score: async function* (query, items, signal, understanding) {
+      if (modelMs > 0) await new Promise((r) => setTimeout(r, modelMs));
+      yield* ports.score(query, items, signal, understanding);
+    },
+  };
+  const runLocal = (query: string) => {
+    started = performance.now();
+    return runAsk(
       AskRequest.parse({ queryId: 'bench', query, site: ['movies'] }),
       local,
       new AbortController().signal,
     );
+  };
 
   try {
     // Warm both paths (JIT, index pages, connections) before measuring.
@@ -104,6 +149,7 @@ async function main(): Promise<void> {
     }
     const service: Sample[] = [];
     const single: Sample[] = [];
+    retrievalMs = [];
     // Interleaved, so both paths see the same machine conditions.
     for (let r = 0; r < rounds; r++) {
       for (const q of queries) {
@@ -116,7 +162,7 @@ async function main(): Promise<void> {
     const ratio = (x: number, y: number) => Math.round((x / y) * 100) / 100;
     const fmt = (v: number) => v.toFixed(2).padStart(9);
     console.log(
-      `bench:ask — ${rounds} rounds × ${queries.length} movie queries, ${cpus().length} cores, 2 rankers`,
+      `bench:ask — ${rounds} rounds × ${queries.length} movie queries, ${cpus().length} cores, 2 rankers, model latency ${modelMs} ms`,
     );
     console.log('                          first result p50   p99 |   total p50      p99 | results');
     console.log(
@@ -134,9 +180,21 @@ async function main(): Promise<void> {
     console.log(
       `ratio services/one-process: first result p50 ${ratios.firstResultP50}×, p99 ${ratios.firstResultP99}×; total p50 ${ratios.totalP50}×, p99 ${ratios.totalP99}× (ms above)`,
     );
+    console.log(
+      `CPU per query (this process, p50): services ${a.cpuMs.p50.toFixed(2)} ms, one process ${b.cpuMs.p50.toFixed(2)} ms (${ratio(a.cpuMs.p50, b.cpuMs.p50)}×)`,
+    );
+    const retrieval = { p50: percentile(retrievalMs, 50), p99: percentile(retrievalMs, 99) };
+    const floor = retrieval.p50 + modelMs;
+    const ttfrOverRetrievalPlusModel = {
+      services: ratio(a.firstResult.p50, floor),
+      oneProcess: ratio(b.firstResult.p50, floor),
+    };
+    console.log(
+      `retrieval (one process) p50 ${retrieval.p50.toFixed(2)} ms; first result p50 / (retrieval p50 + ${modelMs} ms): services ${ttfrOverRetrievalPlusModel.services}×, one process ${ttfrOverRetrievalPlusModel.oneProcess}×`,
+    );
     const out = join(fileURLToPath(new URL('.', import.meta.url)), 'results');
     mkdirSync(out, { recursive: true });
-    const file = join(out, 'ask.json');
+    const file = outFile ?? join(out, 'ask.json');
     writeFileSync(
       file,
       JSON.stringify(
@@ -147,9 +205,12 @@ async function main(): Promise<void> {
           queries,
           cores: cpus().length,
           unit: 'ms',
+          modelMs,
           services: a,
           oneProcess: b,
           ratios,
+          retrieval,
+          ttfrOverRetrievalPlusModel,
         },
         null,
         2,

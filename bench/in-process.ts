@@ -21,7 +21,7 @@ export async function inProcessPorts(indexDir: string): Promise<SearchPorts> {
   return {
     retrieve: async (req) => store.searchWithOutcome(SearchRequest.parse(req)),
     score: async function* (query, items, _signal, understanding) {
-      yield* rankItems(query, items, understanding);
+      yield rankItems(query, items, understanding);
     },
     understand: async (query, site, signal) =>
       (await understander.understand(query, site, signal))?.understanding,

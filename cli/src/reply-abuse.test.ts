@@ -23,7 +23,7 @@ import {
   type NatsServerHandle,
   type NatsUser,
 } from '@askbus/bus';
-import { contracts, type StoredItem } from '@askbus/contracts';
+import { contracts, toRankItem, type StoredItem } from '@askbus/contracts';
 import { loadSystem } from '@askbus/service';
 import { up, type Running } from './up';
 import { readAskStream } from './testing';
@@ -211,7 +211,7 @@ describe('a service user abusing reply subjects (shipped deploy/nats/auth.conf)'
     };
     const { nc } = await as('tool-ensemble');
     await refusedBy(bus('ranker'), () =>
-      nc.publish(contracts.score.subject, json({ query: 'q', items: [item] }), {
+      nc.publish(contracts.score.subject, json({ query: 'q', items: [toRankItem(item)] }), {
         reply: 'a2a.v1.events.t-forged',
       }),
     );

@@ -4,7 +4,7 @@ import { contracts, type StoredItem } from '@askbus/contracts';
 import type { Bus } from './bus';
 import { BusError } from './errors';
 import { H } from './headers';
-import { testBus, testNats } from './testing';
+import { testBus, testNats, perItemScore } from './testing';
 import { parseTraceparent } from './trace';
 
 const item = (n: number): StoredItem => ({
@@ -32,7 +32,7 @@ beforeAll(async () => {
       seen.push({ traceparent: ctx.traceparent, queryId: ctx.queryId, deadline: ctx.deadline });
       return { sites: [{ name: bus === server ? 'one' : 'two', itemCount: 1, types: ['Thing'] }] };
     });
-    bus.serveStream(contracts.score, async function* (req, ctx) {
+    bus.serveStream(perItemScore, async function* (req, ctx) {
       const delay = delays.get(req.query) ?? 0;
       for (const it of req.items) {
         if (delay) {
@@ -101,7 +101,7 @@ describe('unary request', () => {
 describe('stream', () => {
   it('delivers every chunk in order, then ends', async () => {
     const out = [];
-    for await (const c of client.stream(contracts.score, {
+    for await (const c of client.stream(perItemScore, {
       query: 'q',
       items: [item(1), item(2), item(3)],
     })) {
@@ -114,7 +114,7 @@ describe('stream', () => {
     delays.set('slow', 1_300);
     const out = [];
     for await (const c of client.stream(
-      contracts.score,
+      perItemScore,
       { query: 'slow', items: [item(1)] },
       { inactivityMs: 500 },
     )) {
@@ -135,7 +135,7 @@ describe('stream', () => {
       },
     });
     await server.nc.flush();
-    const silent = { ...contracts.score, subject: 'rank.v1.silent' };
+    const silent = { ...perItemScore, subject: 'rank.v1.silent' };
     const got: unknown[] = [];
     await expect(
       (async () => {
@@ -156,7 +156,7 @@ describe('stream', () => {
       },
     });
     await server.nc.flush();
-    const gappy = { ...contracts.score, subject: 'rank.v1.gappy' };
+    const gappy = { ...perItemScore, subject: 'rank.v1.gappy' };
     await expect(
       (async () => {
         for await (const _ of client.stream(gappy, { query: 'q', items: [item(1)] })) void _;
@@ -168,7 +168,7 @@ describe('stream', () => {
   it('carries a handler error with its code to the caller', async () => {
     await expect(
       (async () => {
-        for await (const _ of client.stream(contracts.score, { query: 'fail', items: [item(1)] })) void _;
+        for await (const _ of client.stream(perItemScore, { query: 'fail', items: [item(1)] })) void _;
       })(),
     ).rejects.toMatchObject({ code: 'unavailable', message: 'model is down' });
   });
@@ -176,10 +176,29 @@ describe('stream', () => {
   it('turns an invalid chunk into an internal error instead of sending it', async () => {
     await expect(
       (async () => {
-        for await (const _ of client.stream(contracts.score, { query: 'bad chunk', items: [item(1)] }))
-          void _;
+        for await (const _ of client.stream(perItemScore, { query: 'bad chunk', items: [item(1)] })) void _;
       })(),
     ).rejects.toMatchObject({ code: 'internal' });
+  });
+
+  it('with a contract checked on receipt, sends chunks unchecked and the caller refuses an invalid one', async () => {
+    const onReceipt = { ...perItemScore, subject: 'rank.v1.onreceipt', checked: 'on-receipt' as const };
+    server.serveStream(onReceipt, async function* (req) {
+      for (const it of req.items)
+        yield { url: it.url, score: it.url.endsWith('/2') ? 500 : 50, description: 'x' };
+    });
+    await server.nc.flush();
+    const good: string[] = [];
+    for await (const c of client.stream(onReceipt, { query: 'q', items: [item(1)] })) good.push(c.url);
+    expect(good).toEqual([item(1).url]);
+    await expect(
+      (async () => {
+        for await (const _ of client.stream(onReceipt, { query: 'q', items: [item(2)] })) void _;
+      })(),
+    ).rejects.toMatchObject({
+      code: 'internal',
+      message: expect.stringMatching(/chunk of rank.v1.onreceipt is invalid/),
+    });
   });
 
   it('cancels every call of a query through the cancel subject', async () => {
@@ -187,7 +206,7 @@ describe('stream', () => {
     const before = server.stats.cancelled + server2.stats.cancelled;
     const run = (async () => {
       for await (const _ of client.stream(
-        contracts.score,
+        perItemScore,
         { query: 'cancel me', items: [item(1)] },
         { queryId: 'qc' },
       ))
@@ -207,7 +226,7 @@ describe('stream', () => {
     const ac = new AbortController();
     const run = (async () => {
       for await (const _ of client.stream(
-        contracts.score,
+        perItemScore,
         { query: 'abort me', items: [item(1)] },
         { signal: ac.signal },
       ))
@@ -224,7 +243,7 @@ describe('stream', () => {
     await expect(
       (async () => {
         for await (const _ of client.stream(
-          contracts.score,
+          perItemScore,
           { query: 'late', items: [item(1)] },
           { timeoutMs: 300 },
         ))

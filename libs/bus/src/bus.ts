@@ -565,6 +565,8 @@ export class Bus {
         contract.request,
         async (req, ctx) => {
           const out = await handler(req as z.infer<C['request']>, ctx);
+          // checked where it is received only (a hot-path contract): the handler's types stand for it here
+          if (contract.checked === 'on-receipt') return answer(encodeJson(out));
           const parsed = contract.reply.safeParse(out);
           if (!parsed.success) {
             throw new BusError(
@@ -618,6 +620,10 @@ export class Bus {
           async (req, ctx) => {
             for await (const chunk of handler(req as z.infer<C['request']>, ctx)) {
               if (ctx.signal.aborted) break;
+              if (contract.checked === 'on-receipt') {
+                send(encodeJson(chunk));
+                continue;
+              }
               const parsed = contract.chunk.safeParse(chunk);
               if (!parsed.success) {
                 throw new BusError(

@@ -4,6 +4,7 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { contracts, type StoredItem } from '@askbus/contracts';
 import { Bus } from './bus';
 import { freePort, startNatsServer, type NatsServerHandle } from './nats-server';
+import { perItemScore } from './testing';
 
 // A NATS restart on the same address, as in production: every connection reconnects on its own
 // timer. The caller's comes back within ~0.1 s of the server, the responder's only after
@@ -64,7 +65,7 @@ beforeAll(async () => {
     siteCalls++;
     return { sites: [{ name: 'one', itemCount: 1, types: ['Thing'] }] };
   });
-  responder.serveStream(contracts.score, async function* (req) {
+  responder.serveStream(perItemScore, async function* (req) {
     scoreCalls++;
     for (const it of req.items) yield { url: it.url, score: 70, description: 'ok' };
   });
@@ -122,7 +123,7 @@ describe('a request around a NATS restart', () => {
     const sentAt = Date.now();
     const chunks: unknown[] = [];
     for await (const c of caller.stream(
-      contracts.score,
+      perItemScore,
       { query: 'q', items: [item(1), item(2)] },
       { timeoutMs: CALL_LIMIT_MS },
     )) {

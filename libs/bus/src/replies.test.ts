@@ -13,7 +13,7 @@ import { H } from './headers';
 import { RefusalLog } from './refusal-log';
 import { checkReply, checkUserName } from './reply-inbox';
 import { RunningWork, parseCancelSubject } from './running-work';
-import { testNats } from './testing';
+import { testNats, perItemScore } from './testing';
 
 const item = (n: number): StoredItem => ({
   url: `https://example.test/${n}`,
@@ -143,7 +143,7 @@ describe('a bus answers only on inboxes', () => {
       ran++;
       return { sites: [] };
     });
-    bus.serveStream(contracts.score, async function* (req) {
+    bus.serveStream(perItemScore, async function* (req) {
       ran++;
       await new Promise((r) => setTimeout(r, 250)); // a heartbeat falls due meanwhile
       yield { url: req.items[0]!.url, score: 1, description: 'd' };
@@ -198,7 +198,7 @@ describe('a bus answers only on inboxes', () => {
     for (const reply of attacks) {
       for (const [subject, body] of [
         [contracts.sites.subject, {}],
-        [contracts.score.subject, search],
+        [perItemScore.subject, search],
       ] as const) {
         expect(await send(bus, subject, body, reply), `${subject} → ${reply}`).toEqual([]);
       }
@@ -239,7 +239,7 @@ describe('a bus answers only on inboxes', () => {
     expect(unary.map((m) => m.subject)).toEqual(['_INBOX.unary1']);
     const stream = await send(
       bus,
-      contracts.score.subject,
+      perItemScore.subject,
       { query: 'q', items: [item(1)] },
       '_INBOX_router.s1',
     );
@@ -315,7 +315,7 @@ describe('cancels on buses with NATS users', () => {
     nats = await testNats();
     ranker = await as('ranker', 100);
     // Scores nothing until cancelled (or 20 s pass).
-    ranker.serveStream(contracts.score, async function* (_req, ctx) {
+    ranker.serveStream(perItemScore, async function* (_req, ctx) {
       started++;
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, 20_000);
@@ -334,7 +334,7 @@ describe('cancels on buses with NATS users', () => {
     const before = started;
     const result = (async () => {
       for await (const _ of caller.stream(
-        contracts.score,
+        perItemScore,
         { query: 'q', items: [item(1)] },
         { queryId, timeoutMs: 30_000, ...(origin ? { origin } : {}) },
       ))

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { contracts, ScoredItem, StoredItem, type StreamContract } from '@askbus/contracts';
 import type { Bus } from './bus';
 import { type BusOptions } from './bus';
 import { connectBus } from './run';
@@ -21,3 +23,18 @@ export async function testNats(): Promise<{ url: string; stop(): Promise<void>; 
 export function testBus(url: string, service: string, opts: Partial<BusOptions> = {}): Promise<Bus> {
   return connectBus({ servers: url, service, ...opts });
 }
+
+/**
+ * `rank.v1.score`'s subject with whole items in and one ScoredItem per chunk out: the bus tests'
+ * example stream. (The ranker's own contract sends a batch per chunk; what the bus's streaming
+ * guarantees does not depend on the shape of what it carries.)
+ */
+export const perItemScore: StreamContract<
+  z.ZodObject<{ query: z.ZodString; items: z.ZodArray<typeof StoredItem> }>,
+  typeof ScoredItem
+> = {
+  kind: 'stream',
+  subject: contracts.score.subject,
+  request: z.object({ query: z.string().min(1), items: z.array(StoredItem).min(1).max(200) }),
+  chunk: ScoredItem,
+};

@@ -20,6 +20,37 @@ export const StoredItem = z.object({
 });
 export type StoredItem = z.infer<typeof StoredItem>;
 
+/**
+ * What a ranker reads of an item (`rank.v1.score`): its URL, name and type, and its schema.org
+ * object as JSON text without the keys no scorer reads (`@context`, `@id`). Text, so a ranker
+ * can tell an item it analysed before by comparing the text, without parsing it again; callers
+ * keep the whole items and join the scores to them by URL.
+ */
+export const RankItem = z.object({
+  url: z.string().min(1),
+  name: z.string(),
+  '@type': z.string().min(1),
+  schema: z.string().min(2).max(1_000_000),
+});
+export type RankItem = z.infer<typeof RankItem>;
+
+/** Keys of a schema object that neither the local scorer nor a ranking prompt needs. */
+const UNRANKED_KEYS: ReadonlySet<string> = new Set(['@context', '@id']);
+
+/** An item as a ranker reads it: see RankItem. */
+export function toRankItem(item: Pick<StoredItem, 'url' | 'name' | '@type' | 'schema_object'>): RankItem {
+  const obj = item.schema_object;
+  let view: Record<string, unknown> = obj;
+  for (const key of UNRANKED_KEYS) {
+    if (key in obj) {
+      view = {};
+      for (const [k, v] of Object.entries(obj)) if (!UNRANKED_KEYS.has(k)) view[k] = v;
+      break;
+    }
+  }
+  return { url: item.url, name: item.name, '@type': item['@type'], schema: JSON.stringify(view) };
+}
+
 /** A stored item with the retriever's own relevance for the query (higher is better). */
 export const RetrievedItem = StoredItem.extend({ retrievalScore: z.number() });
 export type RetrievedItem = z.infer<typeof RetrievedItem>;

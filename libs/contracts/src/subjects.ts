@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AskRequest } from './ask';
-import { RetrievedItem, SiteName, StoredItem } from './item';
+import { RankItem, RetrievedItem, SiteName, StoredItem } from './item';
 import { Message } from './message';
 import { A2aCancelRequest, A2aTaskEventEnvelope } from './a2a';
 import {
@@ -12,12 +12,22 @@ import {
   Understanding,
 } from './understanding';
 
+/**
+ * Where a contract's replies or chunks are checked against their schema. `both` (the default):
+ * by the service before it sends them, and by the caller when they arrive. `on-receipt`: by the
+ * caller only, for the hot path's large messages (search results, rankings, a query's answer):
+ * the wire is where trust ends, and the sender's types stand for the check on its side.
+ * Requests are checked at both ends either way.
+ */
+export type Checked = 'both' | 'on-receipt';
+
 /** A request answered by one reply. */
 export interface UnaryContract<Req extends z.ZodType, Rep extends z.ZodType> {
   readonly kind: 'unary';
   readonly subject: string;
   readonly request: Req;
   readonly reply: Rep;
+  readonly checked?: Checked;
 }
 /** A request answered by a stream of chunks, then an end marker. */
 export interface StreamContract<Req extends z.ZodType, Chunk extends z.ZodType> {
@@ -25,6 +35,7 @@ export interface StreamContract<Req extends z.ZodType, Chunk extends z.ZodType> 
   readonly subject: string;
   readonly request: Req;
   readonly chunk: Chunk;
+  readonly checked?: Checked;
 }
 export type Contract = UnaryContract<z.ZodType, z.ZodType> | StreamContract<z.ZodType, z.ZodType>;
 
@@ -32,12 +43,20 @@ const unary = <Req extends z.ZodType, Rep extends z.ZodType>(
   subject: string,
   request: Req,
   reply: Rep,
-): UnaryContract<Req, Rep> => ({ kind: 'unary', subject, request, reply });
+  checked?: Checked,
+): UnaryContract<Req, Rep> => ({ kind: 'unary', subject, request, reply, ...(checked ? { checked } : {}) });
 const stream = <Req extends z.ZodType, Chunk extends z.ZodType>(
   subject: string,
   request: Req,
   chunk: Chunk,
-): StreamContract<Req, Chunk> => ({ kind: 'stream', subject, request, chunk });
+  checked?: Checked,
+): StreamContract<Req, Chunk> => ({
+  kind: 'stream',
+  subject,
+  request,
+  chunk,
+  ...(checked ? { checked } : {}),
+});
 
 export const SearchRequest = z.object({
   query: z.string().min(1).max(10_000),
@@ -89,12 +108,19 @@ export const SitesReply = z.object({ sites: z.array(SiteInfo) });
 export const DeleteRequest = z.object({ site: SiteName });
 export const DeleteReply = z.object({ deleted: z.number().int() });
 
+/**
+ * `rank.v1.score`'s request. Changed incompatibly in issue 22 (rankers and their callers must be
+ * updated together): items are RankItems (what a ranker reads, the schema object as JSON text)
+ * rather than whole StoredItems, and the stream's chunks are ScoredBatches rather than one
+ * ScoredItem per message.
+ */
 export const ScoreRequest = z.object({
   query: z.string().min(1).max(10_000),
-  items: z.array(StoredItem).min(1).max(200),
+  items: z.array(RankItem).min(1).max(200),
   /** The question as structure: the local scorer scores by how well items satisfy it; an LLM is told it. */
   understanding: Understanding.optional(),
 });
+export type ScoreRequest = z.infer<typeof ScoreRequest>;
 export const ScoredItem = z.object({
   url: z.string(),
   score: z.number().min(0).max(100),
@@ -110,6 +136,12 @@ export const ScoredItem = z.object({
   fallbackReason: z.string().max(64).optional(),
 });
 export type ScoredItem = z.infer<typeof ScoredItem>;
+/**
+ * One chunk of `rank.v1.score`: the items scored together, sent as soon as they are (the whole
+ * request with the local scorer; each language-model call's items with a model).
+ */
+export const ScoredBatch = z.object({ items: z.array(ScoredItem).min(1).max(200) });
+export type ScoredBatch = z.infer<typeof ScoredBatch>;
 
 /** A tool service's request: the query (decontextualized) and the parameters its returnStruc names. */
 export const ToolRunRequest = z.object({
@@ -145,15 +177,15 @@ export const toolHandlerOf = (subject: string): ToolHandler | undefined => TOOL_
 
 /** Every subject askbus sends or serves. Nothing uses a subject that is not declared here. */
 export const contracts = {
-  ask: stream('ask.v1.run', AskRequest, Message),
-  search: unary('retrieve.v1.search', SearchRequest, SearchReply),
+  ask: stream('ask.v1.run', AskRequest, Message, 'on-receipt'),
+  search: unary('retrieve.v1.search', SearchRequest, SearchReply, 'on-receipt'),
   upsert: unary('retrieve.v1.upsert', UpsertRequest, UpsertReply),
   sites: unary('retrieve.v1.sites', SitesRequest, SitesReply),
   delete: unary('retrieve.v1.delete', DeleteRequest, DeleteReply),
   profile: unary('retrieve.v1.profile', ProfileRequest, ProfileReply),
   names: unary('retrieve.v1.names', NamesRequest, NamesReply),
   items: unary('retrieve.v1.items', ItemsRequest, ItemsReply),
-  score: stream('rank.v1.score', ScoreRequest, ScoredItem),
+  score: stream('rank.v1.score', ScoreRequest, ScoredBatch, 'on-receipt'),
 } as const;
 
 /**

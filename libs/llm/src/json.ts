@@ -1,10 +1,20 @@
 import { z } from 'zod';
 import { LlmError } from './errors';
 
-/** JSON Schema of a zod schema, for response_format and for instructions. */
+/**
+ * Each schema's JSON Schema, made once: converting costs more than a local model's whole answer,
+ * and the same few schemas are asked for on every query. Callers only read it.
+ */
+const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
+
+/** JSON Schema of a zod schema, for response_format and for instructions (read it, do not change it). */
 export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
-  const out = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  delete out.$schema;
+  let out = jsonSchemas.get(schema);
+  if (!out) {
+    out = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+    delete out.$schema;
+    jsonSchemas.set(schema, out);
+  }
   return out;
 }
 

@@ -18,7 +18,8 @@ export type LlmTask =
   | {
       kind: 'rank';
       query: string;
-      items: StoredItem[];
+      /** What the ranker has of each item (no site: a ranker is not told it). */
+      items: Pick<StoredItem, 'url' | 'name' | '@type' | 'schema_object'>[];
       /** answer `{results:[…]}` keyed by index */ batch?: boolean;
     }
   | { kind: 'summarize'; query: string; items: ResultItem[]; answered?: AnsweredQuestion }

@@ -16,6 +16,7 @@ import { startNatsServer, type NatsServerHandle } from '@askbus/bus';
 import { passwordEnvVar, type NatsUser } from '@askbus/bus';
 import { renderNatsAuthConfig } from '@askbus/bus';
 import { connectBus, natsAuth } from '@askbus/bus';
+import { perItemScore } from '@askbus/bus/testing';
 import { loadSystem } from './system';
 
 // The whole system's principals, as the services declare them.
@@ -194,14 +195,14 @@ describe('a nats-server with the generated authorization', () => {
 
   it('carries a stream of many chunks from a responder back to its caller', async () => {
     const ranker = await as('ranker');
-    ranker.serveStream(contracts.score, async function* (req) {
+    ranker.serveStream(perItemScore, async function* (req) {
       for (const it of req.items) yield { url: it.url, score: 50, description: '' };
     });
     await ranker.nc.flush();
     const router = await as('router');
     const items = Array.from({ length: 120 }, (_, i) => item(i));
     const out = [];
-    for await (const s of router.stream(contracts.score, { query: 'q', items }, { timeoutMs: 20_000 }))
+    for await (const s of router.stream(perItemScore, { query: 'q', items }, { timeoutMs: 20_000 }))
       out.push(s);
     // One reply subject, 120 chunks and an end marker: more than allow_responses' default of one.
     expect(out).toHaveLength(120);

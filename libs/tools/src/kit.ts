@@ -2,6 +2,7 @@ import {
   contracts,
   createMessageFactory,
   toolContract,
+  toRankItem,
   type MessageBody,
   type RetrievedItem,
   type ScoredItem,
@@ -84,7 +85,7 @@ export async function itemNamed(
   return (await itemsByUrl(bus, ctx, [item.url]))[0];
 }
 
-/** Scores from the ranker replicas for items and a query (one call, all items). */
+/** Scores from the ranker replicas for items and a query (one call, all items; the scores join the items by URL). */
 export async function rank(
   bus: Bus,
   ctx: HandlerContext,
@@ -93,8 +94,9 @@ export async function rank(
 ): Promise<ScoredItem[]> {
   const out: ScoredItem[] = [];
   if (items.length === 0) return out;
-  for await (const s of bus.stream(contracts.score, { query, items: items.slice(0, 200) }, ctx.onward()))
-    out.push(s);
+  const sent = items.slice(0, 200).map(toRankItem);
+  for await (const batch of bus.stream(contracts.score, { query, items: sent }, ctx.onward()))
+    out.push(...batch.items);
   return out;
 }
 

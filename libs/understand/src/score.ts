@@ -1,8 +1,8 @@
 import type { StoredItem, Understanding } from '@askbus/contracts';
-import { parseQuery, scoreItem, type ParsedQuery } from '@askbus/search-core';
+import { parseQuery, scoreItem, type AnalyzedItem, type ParsedQuery } from '@askbus/search-core';
 import { describeItem } from './describe';
 import { satisfies, orderFit, targetValue } from './evaluate';
-import { extractFacts, factsByPath } from './facts';
+import { extractFacts, factsByPath, type Fact } from './facts';
 import { showQuantity } from './format';
 
 /**
@@ -30,10 +30,18 @@ export function prepareQuestion(u: Understanding): PreparedQuestion {
 
 type Item = Pick<StoredItem, 'name' | '@type' | 'schema_object'> & { url?: string };
 
-export function scoreUnderstood(q: PreparedQuestion, item: Item): UnderstoodScore {
+/**
+ * What scoring reads of an item, computed once per item (a ranker may keep it between
+ * questions): its facts by path and its words as search-core analyses them.
+ */
+export interface ItemAnalysis {
+  facts: Map<string, Fact[]>;
+  words: AnalyzedItem;
+}
+
+export function scoreUnderstood(q: PreparedQuestion, item: Item, analysis?: ItemAnalysis): UnderstoodScore {
   const { u } = q;
-  const all = extractFacts(item.schema_object);
-  const facts = factsByPath(all);
+  const facts = analysis?.facts ?? factsByPath(extractFacts(item.schema_object));
   const met: string[] = [];
   const missed: string[] = [];
   for (const k of u.constraints) (satisfies(k, facts) ? met : missed).push(k.text);
@@ -46,7 +54,7 @@ export function scoreUnderstood(q: PreparedQuestion, item: Item): UnderstoodScor
     orderNotes.push(`${o.text} ${v === undefined ? 'unknown' : `(${Math.round(fit * 100)}%)`}`);
   }
   const fit = u.orders.length ? fitSum / u.orders.length : undefined;
-  const lexical = q.words ? scoreItem(q.words, item).score / 100 : undefined;
+  const lexical = q.words ? scoreItem(q.words, analysis?.words ?? item).score / 100 : undefined;
   const named = item.url !== undefined && u.named.some((n) => n.exact && n.url === item.url);
   let score: number;
   if (named) score = 100;

@@ -1,5 +1,5 @@
 import { understandingNote } from '@askbus/understand';
-import type { ScoredItem, StoredItem, Understanding } from '@askbus/contracts';
+import type { ScoredItem, Understanding } from '@askbus/contracts';
 import {
   fallbackFor,
   RankAnswer,
@@ -11,7 +11,7 @@ import {
   type Llm,
   type PromptConfig,
 } from '@askbus/llm';
-import { rankItems } from './rank';
+import { rankAnalysed, type AnalysedItem } from './rank';
 
 /** Counters of one ranker replica. */
 export interface RankerStats {
@@ -54,27 +54,27 @@ export interface RankRequestContext {
 /**
  * NLWeb's ranking with a language model: a prompt per schema.org type from the configuration,
  * one call per item or per batch of items of one prompt, all calls at once (the provider's
- * concurrency limit applies). Each score is yielded the moment its call answers. An item whose
+ * concurrency limit applies). Each call's scores are yielded together the moment it answers. An item whose
  * call failed, or whose answer was malformed or left it out, is scored by the local scorer
  * instead (`scoredBy: 'local'` with its `fallbackReason`): a failing model degrades the ranking,
  * it never loses an item. A cancelled request yields nothing more.
  */
 export async function* rankWithLlm(
   query: string,
-  items: readonly StoredItem[],
+  items: readonly AnalysedItem[],
   settings: LlmRankSettings,
   signal: AbortSignal,
   request: RankRequestContext = {},
-): AsyncGenerator<ScoredItem, void, undefined> {
+): AsyncGenerator<ScoredItem[], void, undefined> {
   // Group by prompt (the item's type), then cut each group into batches.
-  const groups = new Map<string, StoredItem[]>();
+  const groups = new Map<string, AnalysedItem[]>();
   for (const item of items) {
-    const key = rankingPromptFor(settings.prompts, item['@type']).key;
+    const key = rankingPromptFor(settings.prompts, item.item['@type']).key;
     const g = groups.get(key);
     if (g) g.push(item);
     else groups.set(key, [item]);
   }
-  const calls: StoredItem[][] = [];
+  const calls: AnalysedItem[][] = [];
   const size = Math.max(1, settings.batchSize);
   for (const group of groups.values())
     for (let i = 0; i < group.length; i += size) calls.push(group.slice(i, i + size));
@@ -93,16 +93,15 @@ export async function* rankWithLlm(
     for (const p of pending.values()) p.catch(() => undefined);
   }
 
-  async function* drain(): AsyncGenerator<ScoredItem, void, undefined> {
+  async function* drain(): AsyncGenerator<ScoredItem[], void, undefined> {
     while (pending.size > 0) {
       const { index, scored } = await Promise.race(pending.values());
       pending.delete(index);
       if (signal.aborted) return;
-      for (const s of scored) {
-        settings.stats.scoredItems++;
-        if (s.fallbackReason !== undefined) settings.stats.fallbackItems++;
-        yield s;
-      }
+      if (scored.length === 0) continue;
+      settings.stats.scoredItems += scored.length;
+      settings.stats.fallbackItems += scored.filter((s) => s.fallbackReason !== undefined).length;
+      yield scored;
     }
   }
 }
@@ -110,14 +109,14 @@ export async function* rankWithLlm(
 /** The local scorer's scores for `items` (as the local provider gives them), marked as standing in for the model and why. */
 function scoredLocally(
   query: string,
-  items: readonly StoredItem[],
+  items: readonly AnalysedItem[],
   reason: FallbackReason,
   settings: LlmRankSettings,
   request: RankRequestContext,
 ): ScoredItem[] {
   if (items.length === 0) return [];
   settings.llm.recordFallback('rank', reason, items.length);
-  return rankItems(query, items, request.understanding).map((s) => ({
+  return rankAnalysed(query, items, request.understanding).map((s) => ({
     ...s,
     scoredBy: 'local' as const,
     fallbackReason: reason,
@@ -126,12 +125,13 @@ function scoredLocally(
 
 async function scoreCall(
   query: string,
-  batch: StoredItem[],
+  analysed: AnalysedItem[],
   settings: LlmRankSettings,
   signal: AbortSignal,
   request: RankRequestContext,
 ): Promise<ScoredItem[]> {
   settings.stats.llmCalls++;
+  const batch = analysed.map((a) => a.item);
   const messages = rankingMessages(settings.prompts, query, batch, understandingNote(request.understanding));
   const { queryId } = request;
   const call = { messages, tier: 'low' as const, signal, ...(queryId ? { queryId } : {}) };
@@ -161,7 +161,7 @@ async function scoreCall(
       seen.add(r.index);
       scored.push({ url: item.url, score: r.score, description: r.description, scoredBy: 'model' });
     }
-    const left = batch.filter((_, i) => !seen.has(i));
+    const left = analysed.filter((_, i) => !seen.has(i));
     if (left.length > 0) {
       settings.log?.('warn', 'batch ranking answer left items out: scored locally', {
         missing: left.length,
@@ -176,6 +176,6 @@ async function scoreCall(
     } catch {
       return []; // the whole request is being cancelled
     }
-    return scoredLocally(query, batch, fallback.reason, settings, request);
+    return scoredLocally(query, analysed, fallback.reason, settings, request);
   }
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { contracts, type ScoredItem, type StoredItem } from '@askbus/contracts';
+import { contracts, toRankItem, type ScoredItem, type StoredItem } from '@askbus/contracts';
 import type { Bus } from '@askbus/bus';
 import { testBus, testNats } from '@askbus/bus/testing';
 import { createLlm, type LlmConfig } from '@askbus/llm';
@@ -53,8 +53,12 @@ async function rankQuery(
   await Promise.all(
     batches.map(async (batch) => {
       try {
-        for await (const s of caller.stream(contracts.score, { query, items: batch }, { queryId }))
-          scored.push(s);
+        for await (const s of caller.stream(
+          contracts.score,
+          { query, items: batch.map(toRankItem) },
+          { queryId },
+        ))
+          scored.push(...s.items);
       } catch (err) {
         errors.push(err);
       }
@@ -134,7 +138,8 @@ describe('a ranker whose model fails', () => {
       text: JSON.stringify({ results: [{ index: 0, score: 77, description: 'from the model' }] }),
     });
     const scored: ScoredItem[] = [];
-    for await (const s of caller.stream(contracts.score, { query, items: batch })) scored.push(s);
+    for await (const s of caller.stream(contracts.score, { query, items: batch.map(toRankItem) }))
+      scored.push(...s.items);
     expect(scored).toHaveLength(5);
     expect(scored.find((s) => s.url === batch[0]!.url)).toMatchObject({ score: 77, scoredBy: 'model' });
     const local = scored.filter((s) => s.scoredBy === 'local');

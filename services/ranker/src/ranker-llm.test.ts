@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { contracts, Understanding, type ScoredItem, type StoredItem } from '@askbus/contracts';
+import { contracts, toRankItem, Understanding, type ScoredItem, type StoredItem } from '@askbus/contracts';
 import type { BusError, Bus } from '@askbus/bus';
 import { testBus, testNats } from '@askbus/bus/testing';
 import { createLlm, loadPrompts, rankingPromptFor } from '@askbus/llm';
@@ -35,8 +35,8 @@ describe('ranker with a language model (OpenAI-compatible fake over HTTP, real N
     const out: { scored: ScoredItem; at: number }[] = [];
     const t0 = Date.now();
     try {
-      for await (const s of caller.stream(contracts.score, { query, items }))
-        out.push({ scored: s, at: Date.now() - t0 });
+      for await (const batch of caller.stream(contracts.score, { query, items: items.map(toRankItem) }))
+        for (const s of batch.items) out.push({ scored: s, at: Date.now() - t0 });
       return { out };
     } catch (err) {
       return { out, err: err as BusError };
@@ -122,7 +122,11 @@ describe('ranker with a language model (OpenAI-compatible fake over HTTP, real N
     const queryId = 'llm-cancel-1';
     const started = Date.now();
     const pending = (async () => {
-      for await (const _ of caller.stream(contracts.score, { query, items: movieBatch() }, { queryId })) {
+      for await (const _ of caller.stream(
+        contracts.score,
+        { query, items: movieBatch().map(toRankItem) },
+        { queryId },
+      )) {
         // nothing arrives before the cancel
       }
     })().catch((e: unknown) => e);
@@ -172,7 +176,7 @@ describe('ranker with a language model (OpenAI-compatible fake over HTTP, real N
     });
     for await (const _ of caller.stream(contracts.score, {
       query,
-      items: movieBatch().slice(0, 1),
+      items: movieBatch().slice(0, 1).map(toRankItem),
       understanding,
     }))
       void _;

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contracts, type ScoredItem } from '@askbus/contracts';
+import { contracts, toRankItem, type ScoredBatch, type ScoredItem } from '@askbus/contracts';
 import { BusError, type Bus } from '@askbus/bus';
 import { testBus, testNats } from '@askbus/bus/testing';
 import { startRanker } from './index';
 import { movieBatch } from './fixtures';
 
-const collect = async (stream: AsyncIterable<ScoredItem>): Promise<ScoredItem[]> => {
+const collect = async (stream: AsyncIterable<ScoredBatch>): Promise<ScoredItem[]> => {
   const out: ScoredItem[] = [];
-  for await (const chunk of stream) out.push(chunk);
+  for await (const chunk of stream) out.push(...chunk.items);
   return out;
 };
 
@@ -41,11 +41,21 @@ describe('ranker over NATS', () => {
     await nats?.stop();
   });
 
-  it('streams one ScoredItem per item, best first', async () => {
+  it('answers the whole batch in one message, best first', async () => {
     const items = movieBatch();
+    let messages = 0;
     const scored = await collect(
-      caller.stream(contracts.score, { query: 'westerns with clint eastwood', items }),
+      (async function* () {
+        for await (const batch of caller.stream(contracts.score, {
+          query: 'westerns with clint eastwood',
+          items: items.map(toRankItem),
+        })) {
+          messages++;
+          yield batch;
+        }
+      })(),
     );
+    expect(messages).toBe(1);
     expect(scored).toHaveLength(items.length);
     expect(new Set(scored.map((s) => s.url))).toEqual(new Set(items.map((i) => i.url)));
     expect(scored.map((s) => s.score)).toEqual([...scored.map((s) => s.score)].sort((a, b) => b - a));
@@ -81,7 +91,7 @@ describe('ranker over NATS', () => {
     const queryId = 'cancel-test-1';
     const started = Date.now();
     const result = collect(
-      caller.stream(contracts.score, { query: 'westerns', items: movieBatch() }, { queryId }),
+      caller.stream(contracts.score, { query: 'westerns', items: movieBatch().map(toRankItem) }, { queryId }),
     ).catch((e: unknown) => e);
     await waitFor(() => slow.stats.inFlight === 1);
     canceller.cancel(queryId);

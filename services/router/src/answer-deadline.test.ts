@@ -179,7 +179,7 @@ describe('a summary or answer still being written at the deadline', () => {
       retrieve: async () =>
         results.map(({ score: _s, description: _d, ...item }) => ({ ...item, retrievalScore: 1 })),
       score: async function* (_q, items) {
-        for (const it of items) yield { url: it.url, score: 90, description: 'good' };
+        for (const it of items) yield [{ url: it.url, score: 90, description: 'good' }];
       },
     };
     const settings = { ...defaultSearchSettings, rankDeadline: Date.now() + DEADLINE_MS };

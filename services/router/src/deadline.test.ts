@@ -47,7 +47,7 @@ function slowPorts(count: number, fast: Set<number>): SearchPorts & { aborted: n
           }),
         );
       }
-      for (const it of items) yield { url: it.url, score: 90, description: 'fast' } satisfies ScoredItem;
+      for (const it of items) yield [{ url: it.url, score: 90, description: 'fast' } satisfies ScoredItem];
     },
   };
   return ports;

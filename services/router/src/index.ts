@@ -1,4 +1,4 @@
-import { contracts, toolContract, type StoredItem, type Understanding } from '@askbus/contracts';
+import { contracts, toolContract, toRankItem, type StoredItem, type Understanding } from '@askbus/contracts';
 import { WordNet } from '@askbus/embeddings';
 import { Understander, type UnderstandPorts } from './understand';
 import { loadTools, type ToolsConfig } from '@askbus/tools';
@@ -77,12 +77,19 @@ export function busPorts(
   return {
     retrieve: async (req, signal) =>
       await bus.request(contracts.search, req, ctx.onward({ signal, timeoutMs: retrieveTimeoutMs })),
-    score: (query: string, items: StoredItem[], signal: AbortSignal, understanding?: Understanding) =>
-      bus.stream(
+    score: async function* (
+      query: string,
+      items: StoredItem[],
+      signal: AbortSignal,
+      understanding?: Understanding,
+    ) {
+      const stream = bus.stream(
         contracts.score,
-        { query, items, ...(understanding ? { understanding } : {}) },
+        { query, items: items.map(toRankItem), ...(understanding ? { understanding } : {}) },
         ctx.onward({ signal, ...(inactivityMs ? { inactivityMs } : {}) }),
-      ),
+      );
+      for await (const batch of stream) yield batch.items;
+    },
     ...(understander
       ? {
           understand: async (query: string, site: string[], signal: AbortSignal) =>

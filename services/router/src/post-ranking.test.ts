@@ -91,7 +91,7 @@ describe('summarize and generate with an OpenAI-compatible model over HTTP', () 
     const ports: SearchPorts = {
       retrieve: async () => results.map((r) => ({ ...r, '@type': 'Movie', retrievalScore: r.score })),
       score: async function* (_q, items) {
-        for (const it of items) yield { url: it.url, score: 90, description: 'd' };
+        for (const it of items) yield [{ url: it.url, score: 90, description: 'd' }];
       },
     };
     const msgs: Message[] = [];

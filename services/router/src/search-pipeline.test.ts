@@ -24,13 +24,13 @@ function ports(
   return {
     batches,
     retrieve: async () => Object.keys(scores).map((k) => candidate(Number(k))),
-    score: async function* (_q, items): AsyncGenerator<ScoredItem> {
+    score: async function* (_q, items): AsyncGenerator<ScoredItem[]> {
       const index = batches.push(items) - 1;
       await new Promise((r) => setTimeout(r, opts.delays?.[index] ?? 0));
       if (opts.failBatch === index) throw new Error('ranker died');
       for (const it of items) {
         const n = Number(it.url.split('/').pop());
-        yield { url: it.url, score: scores[n]!, description: `d${n}` };
+        yield [{ url: it.url, score: scores[n]!, description: `d${n}` }];
       }
     },
   };
@@ -66,6 +66,29 @@ describe('runSearch', () => {
       [80, 55, 52],
     ]);
     expect(ret.map((r) => r.score)).toEqual([95, 80, 70, 55, 52]);
+  });
+
+  it('joins each batch of scores to the whole items by URL: unknown URLs and repeats are ignored', async () => {
+    const p: SearchPorts = {
+      retrieve: async () => [1, 2, 3].map(candidate),
+      score: async function* (_q, items): AsyncGenerator<ScoredItem[]> {
+        yield [
+          ...items.map((it) => ({ url: it.url, score: 90, description: `d ${it.name}` })),
+          { url: 'https://t.test/not-sent', score: 99, description: 'x' },
+          { url: items[0]!.url, score: 10, description: 'again' },
+        ];
+      },
+    };
+    const stats = { retrieved: 0, scored: 0, failedBatches: 0, sent: 0 };
+    const { ret } = await collect(
+      runSearch(request(), p, signal, { ...defaultSearchSettings, rankBatchSize: 3 }, stats),
+    );
+    expect(ret.map((r) => [r.url, r.score, r.description])).toEqual(
+      [1, 2, 3].map((n) => [`https://t.test/${n}`, 90, `d Item ${n}`]),
+    );
+    // the whole item, as retrieved, not what the ranker was sent
+    expect(ret[0]!.schema_object).toEqual(candidate(1).schema_object);
+    expect(stats.scored).toBe(3);
   });
 
   it('never sends more than max_results and respects min_score', async () => {
@@ -140,11 +163,11 @@ describe('ranking failures', () => {
     let calls = 0;
     const p: SearchPorts = {
       retrieve: async () => [1, 2, 3].map(candidate),
-      score: async function* (_q, items): AsyncGenerator<ScoredItem> {
+      score: async function* (_q, items): AsyncGenerator<ScoredItem[]> {
         calls++;
         const first = calls === 1;
         for (const it of items) {
-          yield { url: it.url, score: 90, description: 'd' };
+          yield [{ url: it.url, score: 90, description: 'd' }];
           if (first) throw Object.assign(new Error('sent nothing for 400 ms'), { code: 'timeout' });
         }
       },
@@ -162,9 +185,9 @@ describe('ranking failures', () => {
     let calls = 0;
     const p: SearchPorts = {
       retrieve: async () => [1, 2, 3].map(candidate),
-      score: async function* (_q, items): AsyncGenerator<ScoredItem> {
+      score: async function* (_q, items): AsyncGenerator<ScoredItem[]> {
         calls++;
-        yield { url: items[0]!.url, score: 90, description: 'd' };
+        yield [{ url: items[0]!.url, score: 90, description: 'd' }];
         throw Object.assign(new Error('ranking failed for 2 of 3 items'), { code: 'internal' });
       },
     };

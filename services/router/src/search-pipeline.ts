@@ -10,7 +10,7 @@ import type {
   StoredItem,
   Understanding,
 } from '@askbus/contracts';
-import { toResultItem, toStoredItem } from '@askbus/contracts';
+import { toResultItem } from '@askbus/contracts';
 import { passesFilters, typesOf } from './filters';
 import { BusError } from '@askbus/bus';
 import { beforeAbort, passedDeadline, untilDeadline } from './deadline';
@@ -23,12 +23,16 @@ export interface SearchPorts {
     req: z.input<typeof SearchRequest>,
     signal: AbortSignal,
   ): Promise<RetrievedItem[] | { items: RetrievedItem[]; outcome?: SearchOutcome }>;
+  /**
+   * Scores for `items`, a batch at a time as they are scored (over NATS the items go out as
+   * RankItems; the caller keeps the whole items and joins the scores to them by URL).
+   */
   score(
     query: string,
     items: StoredItem[],
     signal: AbortSignal,
     understanding?: Understanding,
-  ): AsyncIterable<ScoredItem>;
+  ): AsyncIterable<ScoredItem[]>;
   /** The question as structure against the sites' profiles (absent: plain text search). */
   understand?(query: string, site: string[], signal: AbortSignal): Promise<Understanding | undefined>;
 }
@@ -106,12 +110,12 @@ export async function* scoreResilient(
   signal: AbortSignal,
   onRetry: () => void = () => undefined,
   understanding?: Understanding,
-): AsyncGenerator<ScoredItem, void, undefined> {
+): AsyncGenerator<ScoredItem[], void, undefined> {
   const done = new Set<string>();
   try {
-    for await (const s of ports.score(query, batch, signal, understanding)) {
-      done.add(s.url);
-      yield s;
+    for await (const scored of ports.score(query, batch, signal, understanding)) {
+      for (const s of scored) done.add(s.url);
+      yield scored;
     }
   } catch (err) {
     if (signal.aborted || !RETRYABLE.has(codeOf(err))) throw err;
@@ -192,9 +196,10 @@ export async function* runSearch(
     b.score - a.score || (retrievalRank.get(a.url) ?? 0) - (retrievalRank.get(b.url) ?? 0);
 
   const byUrl = new Map(candidates.map((c) => [c.url, c]));
+  // The rankers get what they read of each item (the ports say how); the whole items stay here.
   const batches: StoredItem[][] = [];
   for (let i = 0; i < candidates.length; i += settings.rankBatchSize) {
-    batches.push(candidates.slice(i, i + settings.rankBatchSize).map(toStoredItem));
+    batches.push(candidates.slice(i, i + settings.rankBatchSize));
   }
   const failures: unknown[] = [];
   // The query's deadline cuts ranking short: the calls still running are cancelled through
@@ -240,11 +245,13 @@ export async function* runSearch(
   // Collate scores that arrive close together, then send the sendable ones best first.
   let buffer: ResultItem[] = [];
   let windowEnds = 0;
-  for await (const scored of withTicks(scoredStream, settings.collateMs)) {
+  const unscored = new Set(byUrl.keys());
+  for await (const batch of withTicks(scoredStream, settings.collateMs)) {
     if (passedDeadline(rankSignal, signal)) break;
-    if (scored) {
+    for (const scored of batch ?? []) {
       const item = byUrl.get(scored.url);
-      if (!item) continue; // a ranker answered for an item we did not send it: ignore it
+      // a ranker answered for an item we did not send it, or twice for one: ignore it
+      if (!item || !unscored.delete(scored.url)) continue;
       stats.scored++;
       locallyScored.add(scored.fallbackReason);
       const result = toResultItem(item, scored.score, scored.description, scored.debug);
