@@ -28,7 +28,8 @@ export function serviceWorkload(decl: ServiceDeclaration): Record<string, unknow
       kind: 'Deployment',
       metadata: { name, labels, annotations: { 'askbus.io/description': decl.description } },
       spec: {
-        replicas: decl.deploy?.replicas ?? 1,
+        // Under an autoscaler the Deployment names no count: the autoscaler owns it.
+        ...(decl.deploy?.autoscale ? {} : { replicas: decl.deploy?.replicas ?? 1 }),
         selector: { matchLabels: { 'app.kubernetes.io/name': name } },
         template: {
           metadata: {
@@ -96,7 +97,39 @@ export function serviceWorkload(decl: ServiceDeclaration): Record<string, unknow
       metadata: { name },
       spec: { maxUnavailable: 1, selector: { matchLabels: { 'app.kubernetes.io/name': name } } },
     },
+    ...(decl.deploy?.autoscale ? [autoscaler(name, decl.deploy.autoscale)] : []),
   ];
+}
+
+/** Scales on in-flight requests per pod (Prometheus adapter) and CPU, whichever asks for more. */
+function autoscaler(
+  name: string,
+  a: { min: number; max: number; inFlightPerPod: number },
+): Record<string, unknown> {
+  return {
+    apiVersion: 'autoscaling/v2',
+    kind: 'HorizontalPodAutoscaler',
+    metadata: { name },
+    spec: {
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name },
+      minReplicas: a.min,
+      maxReplicas: a.max,
+      metrics: [
+        {
+          type: 'Pods',
+          pods: {
+            metric: { name: 'askbus_requests_in_flight' },
+            target: { type: 'AverageValue', averageValue: String(a.inFlightPerPod) },
+          },
+        },
+        {
+          type: 'Resource',
+          resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } },
+        },
+      ],
+      behavior: { scaleDown: { stabilizationWindowSeconds: 300 } },
+    },
+  };
 }
 
 /** deploy/base/services.yaml: the workloads of every service without a hand-written manifest. */

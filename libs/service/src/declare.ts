@@ -48,6 +48,12 @@ export interface DeployHints {
   memory?: { request: string; limit: string };
   /** CPU request (default 100m). */
   cpu?: string;
+  /**
+   * A HorizontalPodAutoscaler instead of fixed replicas, on the requests each pod is handling
+   * (askbus_requests_in_flight through the Prometheus adapter) and CPU: for services that wait
+   * on a model or on other services, where CPU alone does not follow the load.
+   */
+  autoscale?: { min: number; max: number; inFlightPerPod: number };
 }
 
 export interface ServiceDeclaration<Config = unknown> extends NatsPrincipal {

@@ -19,6 +19,7 @@ export default defineService({
   ],
   // ASKBUS_RANK_BATCH, ASKBUS_CANDIDATES, ASKBUS_COLLATE_MS, ASKBUS_ROUTER_DEBUG, ASKBUS_FAST_TRACK, …
   config: fromEnv(routerOptionsFromEnv),
-  deploy: { replicas: 2 },
+  // Queries in flight wait on the rankers and tools, not on this CPU: scale on them.
+  deploy: { autoscale: { min: 2, max: 10, inFlightPerPod: 20 } },
   start: ({ bus, config }) => ({ llm: startRouter(bus, config).model.llm }),
 });
