@@ -78,6 +78,23 @@ describe('one trace per query across every service', () => {
     expect(attr('gen_ai.system')?.stringValue).toBe('local');
     expect(Number(attr('gen_ai.usage.output_tokens')?.intValue)).toBeGreaterThan(0);
 
+    expect(attr('gen_ai.request.model')?.stringValue).toBeTruthy();
+
+    // What the router decided is on the query's span: the tool, the scoring calls, FastTrack.
+    const routed = (k: string) => processAsk!.attributes?.find((a) => a.key === k)?.value;
+    expect(routed('askbus.tool')?.stringValue).toBe('search');
+    expect(Number(routed('askbus.tool_selection.calls')?.intValue)).toBeGreaterThan(0);
+    expect(routed('askbus.fast_track')?.stringValue).toMatch(/used|aborted|ineligible/);
+    expect((processAsk as { events?: { name: string }[] }).events?.map((e) => e.name)).toContain(
+      'tool selected',
+    );
+
+    // …and in the metrics every service adds to under askbus up.
+    const metrics = await (await fetch(`${running.url}/metrics`)).text();
+    expect(metrics).toMatch(/askbus_router_tool_chosen_total\{tool="search"\} [1-9]/);
+    expect(metrics).toMatch(/askbus_router_tool_scoring_calls_total\{outcome="completed"\} [1-9]/);
+    expect(metrics).toMatch(/askbus_router_fast_track_total\{outcome="(used|aborted|ineligible)"/);
+
     // One process, but each span names the service whose work it was.
     expect(http!.service).toBe('askbus-gateway');
     expect(sendAsk!.service).toBe('askbus-gateway');

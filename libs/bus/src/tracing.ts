@@ -117,8 +117,12 @@ export function startHandlerSpan(subject: string, queryId: string, h: MsgHdrs | 
 function endSpan(span: Span, error?: { code: string; message: string }): void {
   if (error) {
     span.setAttribute('askbus.error_code', error.code);
-    // A cancel is how early termination works, not a failure.
+    // A cancel is how early termination works, not a failure: marked as such, not as an error.
     if (error.code !== 'cancelled') span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+    else {
+      span.setAttribute('askbus.cancelled', true);
+      span.addEvent('cancelled');
+    }
   }
   span.end();
 }

@@ -222,6 +222,7 @@ export class Llm {
       attributes: {
         'gen_ai.system': this.provider,
         'gen_ai.operation.name': 'chat',
+        'gen_ai.request.model': this.adapter.modelFor?.(opts.tier) ?? opts.tier,
         'gen_ai.request.max_tokens': opts.maxTokens ?? this.maxTokens,
         'askbus.llm.tier': opts.tier,
         'askbus.llm.task': opts.task?.kind ?? 'chat',
@@ -339,6 +340,11 @@ function endSpan({ span, tokensIn, tokensOut }: CallSpan, failure: LlmError | un
     span.setAttribute('error.type', failure.code);
     if (failure.code !== 'cancelled')
       span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
+    else {
+      // Cancelled on purpose (early termination, a client that left): marked, not an error.
+      span.setAttribute('askbus.cancelled', true);
+      span.addEvent('cancelled');
+    }
   }
   span.end();
 }

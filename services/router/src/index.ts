@@ -7,6 +7,7 @@ import { llmFromEnv, loadPrompts } from '@askbus/llm';
 import { runAsk } from './ask-pipeline';
 import { answerDeadline } from './deadline';
 import type { RoutingDeps } from './route';
+import { resultsIn, type QuerySummary } from './routing-telemetry';
 import type { SelectionSettings } from './tool-selection';
 import type { AnswerModel } from './post-ranking';
 import { defaultSearchSettings, type SearchPorts, type SearchSettings } from './search-pipeline';
@@ -36,6 +37,8 @@ export interface RouterOptions {
   fastTrack?: boolean;
   debug?: boolean;
   onRouted?: RoutingDeps['onRouted'];
+  /** Called once per query when its answer ended: the request log line (see routing-telemetry). */
+  onAnswered?: (summary: QuerySummary) => void;
   /**
    * Time budget of one query from its arrival (ms): past it the router stops waiting (prepare
    * steps, retrieval, ranking, tools, the summary or answer being written) and answers with what
@@ -143,10 +146,14 @@ export function startRouter(bus: Bus, opts: RouterOptions = {}): { model: Answer
           ...(opts.selection ? { selection: opts.selection } : {}),
           ...(opts.fastTrack === undefined ? {} : { fastTrack: opts.fastTrack }),
           ...(opts.debug ? { debug: true } : {}),
-          ...(opts.onRouted ? { onRouted: opts.onRouted } : {}),
+          onRouted: (stats) => {
+            tool = stats.tool;
+            opts.onRouted?.(stats);
+          },
         }
       : undefined;
-    return runAsk(
+    let tool = req.tool ?? 'search';
+    const answer = runAsk(
       req,
       busPorts(bus, ctx, opts.retrieveTimeoutMs, opts.inactivityMs, understander),
       ctx.signal,
@@ -155,6 +162,33 @@ export function startRouter(bus: Bus, opts: RouterOptions = {}): { model: Answer
       model,
       routing,
     );
+    const answered = opts.onAnswered;
+    if (!answered) return answer;
+    return (async function* () {
+      const started = performance.now();
+      let results = 0;
+      let outcome: QuerySummary['outcome'] = 'ok';
+      try {
+        for await (const m of answer) {
+          results += resultsIn(m);
+          if (m.message_type === 'error') outcome = 'error';
+          yield m;
+        }
+      } catch (err) {
+        outcome = ctx.signal.aborted ? 'cancelled' : 'error';
+        throw err;
+      } finally {
+        answered({
+          queryId: ctx.queryId,
+          traceId: ctx.traceparent.split('-')[1] ?? '',
+          site: req.site,
+          tool,
+          results,
+          ms: Math.round(performance.now() - started),
+          outcome: ctx.signal.aborted ? 'cancelled' : outcome,
+        });
+      }
+    })();
   });
   return { model };
 }

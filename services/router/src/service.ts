@@ -1,6 +1,7 @@
 import { EVERY_TOOL, contracts } from '@askbus/contracts';
 import { defineService, fromEnv } from '@askbus/service';
 import { routerOptionsFromEnv, startRouter } from './index';
+import { routingObserver } from './routing-telemetry';
 
 export default defineService({
   name: 'router',
@@ -21,5 +22,12 @@ export default defineService({
   config: fromEnv(routerOptionsFromEnv),
   // Queries in flight wait on the rankers and tools, not on this CPU: scale on them.
   deploy: { autoscale: { min: 2, max: 10, inFlightPerPod: 20 } },
-  start: ({ bus, config }) => ({ llm: startRouter(bus, config).model.llm }),
+  start: ({ bus, config, registry, log }) => ({
+    llm: startRouter(bus, {
+      ...config,
+      onRouted: routingObserver(registry),
+      // One line per query: at info, so LOG_LEVEL=info (or debug) shows it under askbus up too.
+      onAnswered: (q) => log.info({ trace_id: q.traceId, ...q }, 'query answered'),
+    }).model.llm,
+  }),
 });
