@@ -24,16 +24,14 @@ import type { Context } from '@opentelemetry/api';
 import { z } from 'zod';
 import { newTraceparent, parseTraceparent } from '@askbus/bus';
 import type { Bus } from '@askbus/bus';
-import { AskRequest, contracts } from '@askbus/contracts';
+import { AskRequest, CompareItems, ItemDetails, contracts } from '@askbus/contracts';
 import type { Message, ResultItem } from '@askbus/contracts';
 import { failureOf } from '../errors';
 import { rankSites } from '../who';
 import {
   AskArgs,
   CompareArgs,
-  CompareItems,
   DetailsArgs,
-  ItemDetails,
   TOOL_DEFS,
   WhoArgs,
   compareQuery,

@@ -3,7 +3,7 @@
  * outputs are advertised as JSON Schema in tools/list.
  */
 import { z } from 'zod';
-import { ResultItem, SiteInfo, type AskRequest } from '@askbus/contracts';
+import { CompareItems, ItemDetails, ResultItem, SiteInfo, type AskRequest } from '@askbus/contracts';
 
 const site = z
   .union([z.string(), z.array(z.string())])
@@ -125,39 +125,6 @@ export const CompareArgs = z.object({
   ),
 });
 export type CompareArgs = z.infer<typeof CompareArgs>;
-
-const SchemaObjectOut = z.record(z.string(), z.unknown());
-
-/** The payload of the details tool's `item_details` message (services/tool-details). */
-export const ItemDetails = z.object({
-  name: z.string(),
-  details: z.string(),
-  details_requested: z.string().optional(),
-  score: z.number().optional(),
-  explanation: z.string().optional(),
-  url: z.string(),
-  site: z.string(),
-  schema_object: SchemaObjectOut.optional(),
-});
-export type ItemDetails = z.infer<typeof ItemDetails>;
-
-const CompareSide = z.object({
-  name: z.string(),
-  url: z.string(),
-  site: z.string(),
-  schema_object: SchemaObjectOut.optional(),
-});
-
-/** The payload of the compare tool's `compare_items` message (services/tool-compare). */
-export const CompareItems = z.object({
-  comparison: z.string(),
-  verdict: z.string().optional(),
-  details_requested: z.string().optional(),
-  table: z.array(z.object({ field: z.string(), item1: z.string(), item2: z.string() })).optional(),
-  item1: CompareSide,
-  item2: CompareSide,
-});
-export type CompareItems = z.infer<typeof CompareItems>;
 
 /** What details and compare have in common: the query sent and what came back besides the answer. */
 const toolRun = {
