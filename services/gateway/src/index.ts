@@ -14,13 +14,13 @@ import type {
 } from 'fastify';
 import cors from '@fastify/cors';
 import { FastifyOtelInstrumentation } from '@fastify/otel';
-import { context, trace } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
-import { BusError, newTraceparent, parseTraceparent } from '@askbus/bus';
+import { BusError } from '@askbus/bus';
 import type { Bus } from '@askbus/bus';
 import { contracts, createMessageFactory } from '@askbus/contracts';
 import type { Message, SiteInfo, SiteProfile } from '@askbus/contracts';
 import { parseAsk, parseForm } from './dialect';
+import { RETRIEVER, ROUTER, runAsk, traceparentFrom } from './ask/runner';
 import type { AskCall } from './dialect';
 import { BadRequestError, failureOf } from './errors';
 import type { Failure } from './errors';
@@ -102,8 +102,6 @@ export interface GatewayOptions {
   maxJsonDepth?: number;
 }
 
-const ROUTER = 'the askbus router';
-const RETRIEVER = 'the askbus retriever';
 const READY_TIMEOUT_MS = 2_000;
 const SITES_TIMEOUT_MS = 10_000;
 
@@ -124,10 +122,7 @@ function packageVersion(): string {
  * Without it, the incoming W3C traceparent when it is valid, else a new trace.
  */
 function traceparentOf(req: FastifyRequest): string | undefined {
-  if (trace.getSpan(context.active())?.isRecording()) return undefined;
-  const h = req.headers.traceparent;
-  const value = Array.isArray(h) ? h[0] : h;
-  return value && parseTraceparent(value) ? value.trim() : newTraceparent();
+  return traceparentFrom(req.headers.traceparent);
 }
 
 const truthy = (v: unknown): boolean =>
@@ -272,8 +267,8 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
   });
 
   /**
-   * Runs one ask on the bus, handing each message to `onMessage`. A client that hangs up aborts
-   * the bus stream and cancels the query in every service.
+   * Runs one ask on the bus (the runner), handing each message to `onMessage`. A client that
+   * hangs up aborts the bus stream and cancels the query in every service.
    */
   async function pump(
     call: AskCall,
@@ -281,7 +276,6 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
     raw: ServerResponse,
     onMessage: (m: Message) => Promise<void> | void,
   ): Promise<{ failure?: Failure; clientGone: boolean }> {
-    const { queryId } = call.request;
     const controller = new AbortController();
     let clientGone = false;
     let shutdown = false;
@@ -296,40 +290,32 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
     const onClose = (): void => {
       clientGone = true;
       controller.abort();
-      bus.cancel(queryId);
     };
     raw.on('close', onClose);
     running.add(entry);
-    // A question naming its conversation runs as its next turn (prev from the earlier ones).
-    const turn = await turns.start(clientOf(raw.req) ?? '', call.request);
-    call.request = turn.request;
     try {
-      const stream = bus.stream(contracts.ask, call.request, {
-        queryId,
+      // A question naming its conversation runs as its next turn (prev from the earlier ones).
+      const run = await runAsk(bus, call.request, {
+        timeoutMs: askTimeoutMs,
         signal: controller.signal,
         traceparent,
-        timeoutMs: askTimeoutMs,
+        turns,
+        scope: clientOf(raw.req) ?? '',
+        onMessage,
       });
-      for await (const m of stream) {
-        turn.add(m);
-        await onMessage(m);
-      }
-      return { clientGone };
-    } catch (err) {
-      if (clientGone) return { clientGone };
+      call.request = run.request;
+      if (run.error === undefined || clientGone) return { clientGone };
       if (shutdown) {
-        bus.cancel(queryId);
         return {
           clientGone,
           failure: failureOf(new BusError('unavailable', 'the gateway is shutting down'), ROUTER),
         };
       }
-      return { clientGone, failure: failureOf(err, ROUTER) };
+      return { clientGone, failure: failureOf(run.error, ROUTER) };
     } finally {
       raw.off('close', onClose);
       running.delete(entry);
       settle();
-      void turn.end();
     }
   }
 
