@@ -3,9 +3,10 @@
  * structured POST body and the protocol 0.5 body (nlweb-typespec), all turned into the one
  * AskRequest the services below understand.
  */
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { AskRequest, SiteName, SubjectToken } from '@askbus/contracts';
+import { SiteName } from '@askbus/contracts';
+import type { AskRequest } from '@askbus/contracts';
+import { askRequest, siteNames } from './ask/runner';
 import type { AskFilters } from '@askbus/contracts';
 import { BadRequestError } from './errors';
 import { V05BadRequestError, V05_VERSION } from './v05';
@@ -96,10 +97,7 @@ function siteList(v: unknown): unknown {
     return x.split(',');
   });
   if (parts.includes(INVALID)) return parts;
-  const names = (parts as string[]).map((s) => s.trim().replace(/ /g, '_')).filter((s) => s !== '');
-  if (names.length === 0) return undefined;
-  if (names.some((s) => s.toLowerCase() === 'all')) return ['all'];
-  return [...new Set(names)];
+  return siteNames(parts as string[]);
 }
 
 /** One previous query: a string, or NLWeb's `{query}` (or `{text}`) object. */
@@ -341,21 +339,18 @@ export function parseAsk(input: AskInput): AskCall {
   }
   const p = parsed.data;
 
-  const mode = p.mode ?? p.generate_mode ?? 'list';
-  const queryId = SubjectToken.safeParse(p.query_id);
-  const candidate = {
-    queryId: queryId.success ? queryId.data : randomUUID().replaceAll('-', ''),
+  const request = askRequest({
+    queryId: p.query_id,
     query: p.query,
-    site: p.site ?? ['all'],
-    prev: p.prev ?? [],
-    mode: mode === 'none' ? 'list' : mode,
+    site: p.site,
+    prev: p.prev,
+    mode: p.mode ?? p.generate_mode,
     // NLWeb's Aug 2025 page names its conversation `thread_id`.
-    conversationId: p.conversation_id ?? p.thread_id ?? '',
-    maxResults: p.max_results ?? 10,
-    minScore: p.min_score ?? 51,
-    ...(p.tool !== undefined ? { tool: p.tool } : {}),
-  };
-  const request = AskRequest.safeParse(candidate);
+    conversationId: p.conversation_id ?? p.thread_id,
+    maxResults: p.max_results,
+    minScore: p.min_score,
+    tool: p.tool,
+  });
   if (!request.success) {
     const issue = request.error.issues[0];
     const key = String(issue?.path[0] ?? 'query');
@@ -580,21 +575,16 @@ export function parseV05(body: Bag, accept?: string): AskCall {
   }
   const { query, context, return_response: rr, meta } = parsed.data;
   const requestId = meta?.request_id?.trim() || undefined;
-  const queryId = SubjectToken.safeParse(requestId);
   const filters = v05Filters(query);
-  const mode = rr?.mode ?? 'list';
-  const candidate = {
-    queryId: queryId.success ? queryId.data : randomUUID().replaceAll('-', ''),
+  const request = askRequest({
+    queryId: requestId,
     query: query.text,
-    site: query.site ?? ['all'],
+    site: query.site,
     prev: (context?.prev ?? []).map((p) => p.trim()).filter((p) => p !== ''),
-    mode: mode === 'none' ? 'list' : mode,
-    conversationId: meta?.conversation_id ?? '',
-    maxResults: 10,
-    minScore: 51,
-    ...(filters ? { filters } : {}),
-  };
-  const request = AskRequest.safeParse(candidate);
+    mode: rr?.mode,
+    conversationId: meta?.conversation_id,
+    filters,
+  });
   if (!request.success) {
     const issue = request.error.issues[0];
     const key = String(issue?.path[0] ?? 'query');
