@@ -56,8 +56,9 @@ export { parseAsk, parseForm, flattenV055, parseV05, parseWho, isV05Body } from 
 export type { AskCall, AskInput, Dialect, WhoCall } from './dialect';
 export { V05Collector, V05Stream, V05BadRequestError, itemResource, v05Failure } from './v05';
 export type { V05Response, V05FailureBody, V05Meta, Content as V05Content } from './v05';
-export { rankSites } from './who';
-export type { SiteRank, WhoQuery } from './who';
+export { rankSites } from './ask/who';
+export type { WhoQuery } from './ask/who';
+export type { WhoSite as SiteRank } from '@askbus/contracts';
 export { BadRequestError, failureOf, httpStatusOf } from './errors';
 export type { BadRequestBody, Failure } from './errors';
 export { JsonCollector, SseRenderer, SSE_HEADERS, sseFrame, resultItems, v055Meta } from './render';

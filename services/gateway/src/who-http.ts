@@ -8,14 +8,14 @@ import type { Bus } from '@askbus/bus';
 import { createMessageFactory } from '@askbus/contracts';
 import { parseWho } from './dialect';
 import type { WhoCall } from './dialect';
-import { BadRequestError, failureOf } from './errors';
+import { BadRequestError } from './errors';
 import type { Failure } from './errors';
 import { pendingHeaders } from './http';
 import { SSE_HEADERS, sseFrame } from './render';
 import { V05_VERSION, v05ErrorCode, v05Failure, v05Meta } from './v05';
 import type { Content, V05Response } from './v05';
-import { rankSites } from './who';
-import type { SiteRank } from './who';
+import { rankSites, whoFailure } from './ask/who';
+import type { WhoSite as SiteRank } from '@askbus/contracts';
 
 export interface WhoRouteOptions {
   bus: Bus;
@@ -24,8 +24,6 @@ export interface WhoRouteOptions {
   /** Time limit of the whole ranking on the bus (ms). */
   timeoutMs: number;
 }
-
-const RETRIEVER = 'the askbus retriever';
 
 /** NLWeb 2025 who result item: where to ask the site, and why it was chosen. */
 export interface WhoItem {
@@ -148,7 +146,7 @@ export async function whoRoutes(app: FastifyInstance, opts: WhoRouteOptions): Pr
         { timeoutMs: opts.timeoutMs, signal: controller.signal, traceparent: opts.traceparentOf(req) },
       );
     } catch (err) {
-      const f = failureOf(err, RETRIEVER);
+      const f = whoFailure(err);
       return reply.code(f.status).send(failureBody(call, f));
     } finally {
       reply.raw.off('close', onClose);

@@ -21,7 +21,7 @@ import { AnswerFold } from '../ask/fold';
 import { RETRIEVER, ROUTER, askRequest, runAsk, traceparentFrom } from '../ask/runner';
 import { AskArgs, WhoArgs, issueText, renderAsk, renderSites, renderWho } from '../ask/skills';
 import type { WhoOutput } from '../ask/skills';
-import { rankSites } from '../who';
+import { rankSites, whoFailure } from '../ask/who';
 import { RelayedEventBus } from './relay';
 
 export const SKILLS = ['ask', 'list_sites', 'who'] as const;
@@ -269,7 +269,9 @@ export class AskExecutor implements AgentExecutor {
         ? 'the gateway shut down while it ran; send the message again'
         : run.controller.signal.aborted
           ? `did not finish within ${Number((this.deps.callTimeoutMs / 1000).toFixed(1))} s and was stopped`
-          : failureOf(err, skill === 'ask' ? ROUTER : RETRIEVER).error;
+          : skill === 'who'
+            ? whoFailure(err).error
+            : failureOf(err, skill === 'ask' ? ROUTER : RETRIEVER).error;
       status(TaskState.TASK_STATE_FAILED, `The ${skill} request failed: ${reason}`);
     } finally {
       clearTimeout(timer);
@@ -279,7 +281,7 @@ export class AskExecutor implements AgentExecutor {
 
   private async who(args: WhoArgs, signal: AbortSignal, traceparent: string | undefined): Promise<WhoOutput> {
     const opts = { signal, timeoutMs: this.deps.callTimeoutMs, traceparent };
-    // The same site ranking as /who and MCP's who (services/gateway/src/who.ts).
+    // The router's who tool, as /who and MCP's who (ask/who.ts).
     const sites = await rankSites(this.deps.bus, { query: args.query, maxSites: args.max_sites ?? 10 }, opts);
     return { query: args.query, sites };
   }

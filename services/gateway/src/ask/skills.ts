@@ -3,7 +3,7 @@
  * outputs of list_sites and who, and their answers as text.
  */
 import { z } from 'zod';
-import { SiteInfo } from '@askbus/contracts';
+import { SiteInfo, WhoSite } from '@askbus/contracts';
 import type { Answer } from './fold';
 
 export const siteArg = z
@@ -42,16 +42,6 @@ export const WhoArgs = z.object({
 });
 export type WhoArgs = z.infer<typeof WhoArgs>;
 
-/** A site that can answer (search-core's SiteRank): its 0–100 score is its best item's. */
-export const WhoSite = z.object({
-  name: z.string(),
-  score: z.number(),
-  matches: z.number().int(),
-  hits: z.number().int(),
-  item_count: z.number().int(),
-  types: z.array(z.string()),
-  best: z.object({ name: z.string(), url: z.string(), score: z.number() }),
-});
 export const WhoOutput = z.object({ query: z.string(), sites: z.array(WhoSite) });
 export type WhoOutput = z.infer<typeof WhoOutput>;
 

@@ -5,7 +5,7 @@ import { failureOf } from '../errors';
 import { RETRIEVER } from '../ask/runner';
 import { renderSites, renderWho } from '../ask/skills';
 import type { ListSitesOutput, WhoArgs, WhoOutput } from '../ask/skills';
-import { rankSites } from '../who';
+import { rankSites, whoFailure } from '../ask/who';
 import { seconds, toolResult } from './call';
 import type { ToolCall } from './call';
 
@@ -52,7 +52,7 @@ export async function whoTool(call: ToolCall, args: WhoArgs): Promise<CallToolRe
         true,
       );
     }
-    return toolResult(`Could not rank the sites: ${failureOf(err, RETRIEVER).error}`, undefined, true);
+    return toolResult(`Could not rank the sites: ${whoFailure(err).error}`, undefined, true);
   } finally {
     lim.dispose();
   }
