@@ -197,6 +197,14 @@ function messageOf(kind: 'jsonrpc' | 'rest', url: string, body: unknown): { part
 }
 
 export async function a2aPlugin(app: FastifyInstance, opts: A2aPluginOptions): Promise<void> {
+  // The agent card is public; /a2a/rest is the HTTP+JSON binding, the rest of /a2a JSON-RPC.
+  opts.access.addRule((_method, path) => {
+    const under = (prefix: string): boolean => path === prefix || path.startsWith(`${prefix}/`);
+    if (path === CARD_PATH) return 'open';
+    if (under(REST_PATH)) return { surface: 'a2a', form: 'a2a-rest' };
+    if (under(JSONRPC_PATH)) return { surface: 'a2a', form: 'a2a-rpc' };
+    return undefined;
+  });
   if (opts.enabled === false) return;
   const legacy = opts.legacy ?? true;
   const pushEnabled = opts.push?.enabled ?? true;

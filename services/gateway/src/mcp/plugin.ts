@@ -106,6 +106,10 @@ function refuseUpgrade(
 }
 
 export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): Promise<void> {
+  // Every path under /mcp is the MCP surface (its own keys, its refusals in JSON-RPC's form).
+  opts.access.addRule((_method, path) =>
+    path === MCP_PATH || path.startsWith(`${MCP_PATH}/`) ? { surface: 'mcp', form: 'mcp' } : undefined,
+  );
   const allowedOrigins =
     opts.allowedOrigins ??
     (process.env.ASKBUS_MCP_ORIGINS ?? '')

@@ -84,7 +84,13 @@ const ListQuery = z.object({
   offset: z.coerce.number({ error: 'offset must be a number' }).int().min(0).default(0),
 });
 
+/** NLWeb's conversation API under /chat/: the REST surface (the page's files beside it are open). */
+const CHAT_API = /^\/chat\/(ws|sse|my-conversations|conversations\/.*)$/;
+
 export async function chatApiRoutes(app: FastifyInstance, opts: ChatApiOptions): Promise<void> {
+  opts.access.addRule((_method, path) =>
+    CHAT_API.test(path) ? { surface: 'rest', form: 'rest' } : undefined,
+  );
   const { bus, turns } = opts;
   const store = conversationsFor(bus);
   const deps = { bus, turns, timeoutMs: opts.askTimeoutMs };

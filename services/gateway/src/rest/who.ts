@@ -6,20 +6,20 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Bus } from '@askbus/bus';
 import { createMessageFactory } from '@askbus/contracts';
-import { parseWho } from './dialect';
-import type { WhoCall } from './dialect';
-import { BadRequestError } from './errors';
-import type { Failure } from './errors';
-import { pendingHeaders } from './http';
-import { SSE_HEADERS, sseFrame } from './render';
-import { V05_VERSION, v05ErrorCode, v05Failure, v05Meta } from './v05';
-import type { Content, V05Response } from './v05';
-import { rankSites, whoFailure } from './ask/who';
+import { parseWho } from '../dialect';
+import type { WhoCall } from '../dialect';
+import { BadRequestError } from '../errors';
+import type { Failure } from '../errors';
+import { pendingHeaders } from '../http';
+import { SSE_HEADERS, sseFrame } from '../render';
+import { V05_VERSION, v05ErrorCode, v05Failure, v05Meta } from '../v05';
+import type { Content, V05Response } from '../v05';
+import { rankSites, whoFailure } from '../ask/who';
 import type { WhoSite as SiteRank } from '@askbus/contracts';
 
 export interface WhoRouteOptions {
   bus: Bus;
-  /** The traceparent the bus calls of a request join (index.ts). */
+  /** The traceparent the bus calls of a request join (runner.ts traceparentFrom). */
   traceparentOf: (req: FastifyRequest) => string | undefined;
   /** Time limit of the whole ranking on the bus (ms). */
   timeoutMs: number;

@@ -1,20 +1,15 @@
 /**
- * The I/O of a protocol 0.5 /ask answer: one JSON body, or SSE events as the router's messages
+ * REST /ask in protocol 0.5 (detected and parsed in dialect.ts, rendered by v05.ts): the I/O of
+ * its answer: one JSON body, or SSE events as the router's messages
  * arrive. The SSE head is written with the first event, so a failure before it (no router, a
  * time-out) still gets its HTTP status and a Failure body.
  */
 import type { FastifyReply } from 'fastify';
-import type { Message } from '@askbus/contracts';
-import type { AskCall } from './dialect';
-import type { Failure } from './errors';
-import { pendingHeaders, writer } from './http';
-import { KEEPALIVE, SSE_HEADERS } from './render';
-import { V05Collector, V05Stream, v05FailureOf } from './v05';
-
-/** Runs the call's ask on the bus, handing each message on (index.ts `pump`). */
-export type Pump = (
-  onMessage: (m: Message) => Promise<void> | void,
-) => Promise<{ failure?: Failure; clientGone: boolean }>;
+import type { AskCall } from '../dialect';
+import { pendingHeaders, writer } from '../http';
+import { KEEPALIVE, SSE_HEADERS } from '../render';
+import { V05Collector, V05Stream, v05FailureOf } from '../v05';
+import type { Pump } from './pump';
 
 export async function answerV05(
   call: AskCall,
