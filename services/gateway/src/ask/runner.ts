@@ -122,18 +122,9 @@ export interface AskRun {
  * is the run's `error`, and the query is then cancelled in every service, whatever stopped it.
  */
 export async function runAsk(bus: Bus, request: AskRequest, opts: RunOptions): Promise<AskRun> {
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer =
-    opts.stopAfterMs === undefined
-      ? undefined
-      : setTimeout(() => {
-          timedOut = true;
-          controller.abort();
-        }, opts.stopAfterMs);
-  const onAbort = (): void => controller.abort();
-  if (opts.signal?.aborted) controller.abort();
-  else opts.signal?.addEventListener('abort', onAbort, { once: true });
+  const deadline = opts.stopAfterMs === undefined ? undefined : AbortSignal.timeout(opts.stopAfterMs);
+  const signals = [opts.signal, deadline].filter((x): x is AbortSignal => x !== undefined);
+  const signal = AbortSignal.any(signals);
 
   const turn = opts.turns
     ? await opts.turns.start(opts.scope ?? '', request, opts.turn)
@@ -144,7 +135,7 @@ export async function runAsk(bus: Bus, request: AskRequest, opts: RunOptions): P
   try {
     const stream = bus.stream(contracts.ask, run.request, {
       queryId,
-      signal: controller.signal,
+      signal,
       timeoutMs: opts.timeoutMs,
       ...(opts.traceparent !== undefined ? { traceparent: opts.traceparent } : {}),
     });
@@ -153,18 +144,16 @@ export async function runAsk(bus: Bus, request: AskRequest, opts: RunOptions): P
       await opts.onMessage(m);
     }
     // A stream that ended because it was stopped is no answer.
-    if (controller.signal.aborted) throw new Error('stopped');
+    if (signal.aborted) throw new Error('stopped');
   } catch (err) {
     run.error = err;
-    run.timedOut = timedOut;
-    run.cancelled = !timedOut && (opts.signal?.aborted ?? false);
+    run.timedOut = (deadline?.aborted ?? false) && !(opts.signal?.aborted ?? false);
+    run.cancelled = opts.signal?.aborted ?? false;
     // Stop the query in every service, whatever stopped it here.
     bus.cancel(queryId);
     const kept = opts.onFailure?.(err);
     if (kept) turn.add(kept);
   } finally {
-    if (timer) clearTimeout(timer);
-    opts.signal?.removeEventListener('abort', onAbort);
     opts.onQuery?.(queryId, 'end');
     void turn.end();
   }

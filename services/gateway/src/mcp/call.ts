@@ -102,23 +102,8 @@ export class ToolCall {
   }
 
   /** A time limit for one bus call, combined with the client's cancellation of the request. */
-  limit(): { signal: AbortSignal; timedOut: () => boolean; dispose: () => void } {
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, this.deps.callTimeoutMs);
-    const onAbort = (): void => controller.abort();
-    if (this.extra.signal.aborted) controller.abort();
-    else this.extra.signal.addEventListener('abort', onAbort, { once: true });
-    return {
-      signal: controller.signal,
-      timedOut: () => timedOut,
-      dispose: () => {
-        clearTimeout(timer);
-        this.extra.signal.removeEventListener('abort', onAbort);
-      },
-    };
+  limit(): { signal: AbortSignal; timedOut: () => boolean } {
+    const timeout = AbortSignal.timeout(this.deps.callTimeoutMs);
+    return { signal: AbortSignal.any([this.extra.signal, timeout]), timedOut: () => timeout.aborted };
   }
 }

@@ -14,16 +14,8 @@ import { badParams, requestContext, ToolCall } from './call';
 import type { McpServerDeps, McpSession } from './call';
 import { compareTool, detailsTool } from './item-tools';
 import { listSitesTool, whoTool } from './site-tools';
-import {
-  AskArgs,
-  CompareArgs,
-  DetailsArgs,
-  TOOL_DEFS,
-  WhoArgs,
-  issueText,
-  jsonSchema,
-  namesAmbiguous,
-} from './tools';
+import { AskArgs, WhoArgs, issueText } from '../ask/skills';
+import { CompareArgs, DetailsArgs, TOOL_DEFS, jsonSchema, namesAmbiguous } from './tools';
 
 export { OTEL_CONTEXT } from './call';
 export type { McpServerDeps } from './call';

@@ -7,18 +7,6 @@ import { CompareItems, ItemDetails, ResultItem } from '@askbus/contracts';
 import { Answer } from '../ask/fold';
 import { AskArgs, ListSitesArgs, ListSitesOutput, WhoArgs, WhoOutput, oneLine, siteArg } from '../ask/skills';
 
-export {
-  AskArgs,
-  ListSitesArgs,
-  ListSitesOutput,
-  WhoArgs,
-  WhoOutput,
-  issueText,
-  renderAsk,
-  renderSites,
-  renderWho,
-} from '../ask/skills';
-
 const site = siteArg;
 
 const detailsRequested = z
