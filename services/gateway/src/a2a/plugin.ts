@@ -41,6 +41,7 @@ import { header } from '../auth';
 import { clientOf } from '../access';
 import { BODY_LIMITS, tooLargeMessage } from '../body-limits';
 import type { AccessControl } from '../access';
+import { rpcError } from '../http';
 
 export interface A2aOptions {
   /** Serve A2A (default true). */
@@ -120,10 +121,6 @@ const carriesBody = (req: IncomingMessage): boolean =>
 
 const mediaType = (req: IncomingMessage): string =>
   (header(req, 'content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase();
-
-function rpcError(code: number, message: string): string {
-  return JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } });
-}
 
 function restError(status: number, reason: string, message: string): string {
   const name =
