@@ -202,37 +202,30 @@ export class AskExecutor implements AgentExecutor {
     const traceparent = traceOf(ctx);
     try {
       status(TaskState.TASK_STATE_WORKING);
-      if (skill === 'list_sites') {
-        const { sites } = await this.deps.bus.request(
-          contracts.sites,
-          {},
-          { signal: run.controller.signal, timeoutMs: this.deps.callTimeoutMs, traceparent },
-        );
-        artifact(
-          {
-            artifactId: 'sites',
-            name: 'sites',
-            parts: [dataPart({ sites }), textPart(renderSites({ sites }))],
-          },
-          false,
-          true,
-        );
-        status(TaskState.TASK_STATE_COMPLETED, `${sites.length} sites`);
-        return;
-      }
-      if (skill === 'who') {
-        const args = WhoArgs.safeParse({ ...options, query: text });
-        if (!args.success) {
-          status(TaskState.TASK_STATE_REJECTED, `Invalid request for who: ${issueText(args.error)}`);
-          return;
+      // list_sites and who: one answer, as data and as text.
+      if (skill !== 'ask') {
+        const opts = { signal: run.controller.signal, timeoutMs: this.deps.callTimeoutMs, traceparent };
+        let data: object, textOut: string, done: string;
+        if (skill === 'list_sites') {
+          const { sites } = await this.deps.bus.request(contracts.sites, {}, opts);
+          [data, textOut, done] = [{ sites }, renderSites({ sites }), `${sites.length} sites`];
+        } else {
+          const args = WhoArgs.safeParse({ ...options, query: text });
+          if (!args.success) {
+            status(TaskState.TASK_STATE_REJECTED, `Invalid request for who: ${issueText(args.error)}`);
+            return;
+          }
+          // The router's who tool, as /who and MCP's who (ask/who.ts).
+          const { query, max_sites: maxSites = 10 } = args.data;
+          const out: WhoOutput = { query, sites: await rankSites(this.deps.bus, { query, maxSites }, opts) };
+          [data, textOut, done] = [out, renderWho(out), `${out.sites.length} sites can answer`];
         }
-        const out = await this.who(args.data, run.controller.signal, traceparent);
         artifact(
-          { artifactId: 'sites', name: 'sites', parts: [dataPart(out), textPart(renderWho(out))] },
+          { artifactId: 'sites', name: 'sites', parts: [dataPart(data), textPart(textOut)] },
           false,
           true,
         );
-        status(TaskState.TASK_STATE_COMPLETED, `${out.sites.length} sites can answer`);
+        status(TaskState.TASK_STATE_COMPLETED, done);
         return;
       }
       const args = AskArgs.safeParse({ ...options, query: text });
@@ -277,13 +270,6 @@ export class AskExecutor implements AgentExecutor {
       clearTimeout(timer);
       this.running.delete(taskId);
     }
-  }
-
-  private async who(args: WhoArgs, signal: AbortSignal, traceparent: string | undefined): Promise<WhoOutput> {
-    const opts = { signal, timeoutMs: this.deps.callTimeoutMs, traceparent };
-    // The router's who tool, as /who and MCP's who (ask/who.ts).
-    const sites = await rankSites(this.deps.bus, { query: args.query, maxSites: args.max_sites ?? 10 }, opts);
-    return { query: args.query, sites };
   }
 
   private async ask(
