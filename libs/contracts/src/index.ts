@@ -5,3 +5,4 @@ export * from './errors';
 export * from './subjects';
 export * from './a2a';
 export * from './understanding';
+export * from './tool-answers';

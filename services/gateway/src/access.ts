@@ -2,8 +2,9 @@
  * The gateway's access layer: one check in front of every public surface. A request to a
  * protected surface must present a key valid for it (`Authorization: Bearer <key>` or
  * `X-API-Key: <key>`) when such keys are configured; then it counts against its client's rate
- * limit (@fastify/rate-limit's store, keyed by client name, else by IP) and stream cap. Probes,
- * the public agent card, the chat page's files and CORS preflights stay open.
+ * limit (@fastify/rate-limit's store, keyed by client name, else by IP) and stream cap. Each
+ * plugin says which of its paths are which surface, or open (addRule): probes, the public agent
+ * card, the chat page's files; CORS preflights stay open too.
  */
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -24,25 +25,14 @@ export interface Target {
   form: Form | 'ask-post';
 }
 
-const OPEN_PATHS = new Set(['/health', '/ready', '/', '/chat', '/.well-known/agent-card.json']);
-/** NLWeb's conversation API under /chat/ (nlweb-chat/routes.ts): REST surface, not page files. */
-const CHAT_API = /^\/chat\/(ws|sse|my-conversations|conversations\/.*)$/;
+/**
+ * A plugin's access rule: the target of a request to one of its paths, `open` when anyone may
+ * send it, undefined when the path is not the plugin's.
+ */
+export type AccessRule = (method: string, path: string) => Target | 'open' | undefined;
 
-/** The surface of a request, or undefined when it is open to anyone. */
-export function targetOf(method: string, url: string): Target | undefined {
-  if (method === 'OPTIONS') return undefined; // CORS preflights carry no credentials
-  const path = url.split('?', 1)[0]!;
-  if (OPEN_PATHS.has(path) || (path.startsWith('/chat/') && !CHAT_API.test(path))) return undefined;
-  const under = (prefix: string): boolean => path === prefix || path.startsWith(`${prefix}/`);
-  if (under('/mcp')) return { surface: 'mcp', form: 'mcp' };
-  if (under('/a2a/rest')) return { surface: 'a2a', form: 'a2a-rest' };
-  if (under('/a2a')) return { surface: 'a2a', form: 'a2a-rpc' };
-  if (method === 'POST' && path === '/ask') return { surface: 'rest', form: 'ask-post' };
-  // POST /who takes only protocol 0.5 WhoRequests.
-  if (method === 'POST' && path === '/who') return { surface: 'rest', form: 'v05' };
-  // /ask, /sites, /who, /metrics and any path not listed as open (a 404 tells nothing unasked).
-  return { surface: 'rest', form: 'rest' };
-}
+/** Any path no plugin claims is REST's (a 404 tells nothing unasked). */
+const FALLBACK: Target = { surface: 'rest', form: 'rest' };
 
 /** What the layer decided for one request or WebSocket upgrade. */
 export interface Admission {
@@ -75,6 +65,7 @@ const NO_RELEASE = (): void => undefined;
 export class AccessControl {
   private readonly keys: StoredKey[];
   private readonly open = new Map<string, number>();
+  private readonly rules: AccessRule[] = [];
 
   constructor(
     readonly config: AccessConfig,
@@ -85,6 +76,22 @@ export class AccessControl {
       digest: keyDigest(k.key),
       surfaces: k.surfaces,
     }));
+  }
+
+  /** Adds a plugin's rule; the first rule that claims a path decides. */
+  addRule(rule: AccessRule): void {
+    this.rules.push(rule);
+  }
+
+  /** The surface of a request, or undefined when it is open to anyone. */
+  targetOf(method: string, url: string): Target | undefined {
+    if (method === 'OPTIONS') return undefined; // CORS preflights carry no credentials
+    const path = url.split('?', 1)[0]!;
+    for (const rule of this.rules) {
+      const target = rule(method, path);
+      if (target !== undefined) return target === 'open' ? undefined : target;
+    }
+    return FALLBACK;
   }
 
   /** Whether the surface requires a key: some configured key is valid for it. */
@@ -249,7 +256,7 @@ export async function accessLayer(app: FastifyInstance, config: AccessConfig): P
   const access = new AccessControl(config, consume);
 
   app.addHook('onRequest', async (req, reply) => {
-    const target = targetOf(req.method, req.url);
+    const target = access.targetOf(req.method, req.url);
     if (!target) return;
     const admission = await access.admit(req.raw, target.surface, req.ip);
     if (admission.client !== undefined) {

@@ -3,7 +3,6 @@
  * AskRequest on the bus (contracts.ask) and renders the router's Message stream back.
  */
 import { readFileSync } from 'node:fs';
-import type { ServerResponse } from 'node:http';
 import Fastify from 'fastify';
 import type {
   FastifyError,
@@ -14,18 +13,12 @@ import type {
 } from 'fastify';
 import cors from '@fastify/cors';
 import { FastifyOtelInstrumentation } from '@fastify/otel';
-import { context, trace } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
-import { BusError, newTraceparent, parseTraceparent } from '@askbus/bus';
 import type { Bus } from '@askbus/bus';
-import { contracts, createMessageFactory } from '@askbus/contracts';
-import type { Message, SiteInfo, SiteProfile } from '@askbus/contracts';
-import { parseAsk, parseForm } from './dialect';
-import type { AskCall } from './dialect';
+import { contracts } from '@askbus/contracts';
+import { parseForm } from './dialect';
+import { RETRIEVER, traceparentFrom } from './ask/runner';
 import { BadRequestError, failureOf } from './errors';
-import type { Failure } from './errors';
-import { pendingHeaders, writer } from './http';
-import { answerV05 } from './ask05';
 import { rememberUnparsableJson, unparsableJsonOf } from './json-body';
 import {
   BODY_LIMITS,
@@ -38,7 +31,8 @@ import {
 import { clientErrorHandler } from './client-errors';
 import { V05BadRequestError } from './v05';
 import { looksLikeV05Json } from './v05-detect';
-import { whoRoutes } from './who-http';
+import { restPlugin } from './rest/plugin';
+import type { Running } from './rest/pump';
 import { chatRoutes } from './chat/index';
 import { chatApiRoutes } from './nlweb-chat/routes';
 import { mcpPlugin } from './mcp/index';
@@ -47,17 +41,17 @@ import { a2aPlugin } from './a2a/index';
 import { REST_PATH } from './a2a/card';
 import { RequestMalformedError, toRestErrorBody } from '@a2a-js/sdk/errors';
 import type { A2aOptions } from './a2a/index';
-import { accessConfig, accessLayer, clientOf, sendPendingRefusal } from './access';
+import { accessConfig, accessLayer, sendPendingRefusal } from './access';
 import { conversationTurns } from './conversations/index';
 import type { AuthOptions } from './access';
-import { JsonCollector, KEEPALIVE, SSE_HEADERS, SseRenderer, errorBody, sseFrame } from './render';
 
 export { parseAsk, parseForm, flattenV055, parseV05, parseWho, isV05Body } from './dialect';
 export type { AskCall, AskInput, Dialect, WhoCall } from './dialect';
 export { V05Collector, V05Stream, V05BadRequestError, itemResource, v05Failure } from './v05';
 export type { V05Response, V05FailureBody, V05Meta, Content as V05Content } from './v05';
-export { rankSites } from './who';
-export type { SiteRank, WhoQuery } from './who';
+export { rankSites } from './ask/who';
+export type { WhoQuery } from './ask/who';
+export type { WhoSite as SiteRank } from '@askbus/contracts';
 export { BadRequestError, failureOf, httpStatusOf } from './errors';
 export type { BadRequestBody, Failure } from './errors';
 export { JsonCollector, SseRenderer, SSE_HEADERS, sseFrame, resultItems, v055Meta } from './render';
@@ -102,8 +96,6 @@ export interface GatewayOptions {
   maxJsonDepth?: number;
 }
 
-const ROUTER = 'the askbus router';
-const RETRIEVER = 'the askbus retriever';
 const READY_TIMEOUT_MS = 2_000;
 const SITES_TIMEOUT_MS = 10_000;
 
@@ -124,23 +116,7 @@ function packageVersion(): string {
  * Without it, the incoming W3C traceparent when it is valid, else a new trace.
  */
 function traceparentOf(req: FastifyRequest): string | undefined {
-  if (trace.getSpan(context.active())?.isRecording()) return undefined;
-  const h = req.headers.traceparent;
-  const value = Array.isArray(h) ? h[0] : h;
-  return value && parseTraceparent(value) ? value.trim() : newTraceparent();
-}
-
-const truthy = (v: unknown): boolean =>
-  ['true', '1', 'yes'].includes(
-    String(Array.isArray(v) ? v[0] : (v ?? ''))
-      .trim()
-      .toLowerCase(),
-  );
-
-/** An answer in progress, so that close() can wait for it or cut it off. */
-interface Running {
-  stop(): void;
-  done: Promise<void>;
+  return traceparentFrom(req.headers.traceparent);
 }
 
 export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise<FastifyInstance> {
@@ -198,6 +174,8 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
   });
   // Before every route, so that no surface is registered without them.
   const accessControl = await accessLayer(app, access);
+  // Probes are open to anyone.
+  accessControl.addRule((_method, path) => (path === '/health' || path === '/ready' ? 'open' : undefined));
   limitJsonNesting(app, maxJsonDepth);
   const turns = conversationTurns(bus, (err, msg) => app.log.warn({ err }, msg));
 
@@ -271,178 +249,6 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
     await Promise.race([all(), sleep(1_000)]);
   });
 
-  /**
-   * Runs one ask on the bus, handing each message to `onMessage`. A client that hangs up aborts
-   * the bus stream and cancels the query in every service.
-   */
-  async function pump(
-    call: AskCall,
-    traceparent: string | undefined,
-    raw: ServerResponse,
-    onMessage: (m: Message) => Promise<void> | void,
-  ): Promise<{ failure?: Failure; clientGone: boolean }> {
-    const { queryId } = call.request;
-    const controller = new AbortController();
-    let clientGone = false;
-    let shutdown = false;
-    let settle!: () => void;
-    const entry: Running = {
-      stop: () => {
-        shutdown = true;
-        controller.abort();
-      },
-      done: new Promise<void>((r) => (settle = r)),
-    };
-    const onClose = (): void => {
-      clientGone = true;
-      controller.abort();
-      bus.cancel(queryId);
-    };
-    raw.on('close', onClose);
-    running.add(entry);
-    // A question naming its conversation runs as its next turn (prev from the earlier ones).
-    const turn = await turns.start(clientOf(raw.req) ?? '', call.request);
-    call.request = turn.request;
-    try {
-      const stream = bus.stream(contracts.ask, call.request, {
-        queryId,
-        signal: controller.signal,
-        traceparent,
-        timeoutMs: askTimeoutMs,
-      });
-      for await (const m of stream) {
-        turn.add(m);
-        await onMessage(m);
-      }
-      return { clientGone };
-    } catch (err) {
-      if (clientGone) return { clientGone };
-      if (shutdown) {
-        bus.cancel(queryId);
-        return {
-          clientGone,
-          failure: failureOf(new BusError('unavailable', 'the gateway is shutting down'), ROUTER),
-        };
-      }
-      return { clientGone, failure: failureOf(err, ROUTER) };
-    } finally {
-      raw.off('close', onClose);
-      running.delete(entry);
-      settle();
-      void turn.end();
-    }
-  }
-
-  async function streamAnswer(call: AskCall, req: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const raw = reply.raw;
-    const stamp = createMessageFactory(call.request.conversationId, `gateway-${call.request.queryId}`);
-    const renderer = new SseRenderer(call, stamp);
-    const write = writer(raw);
-    raw.on('error', (err) => req.log.debug({ err }, 'SSE response failed'));
-    reply.hijack();
-    raw.writeHead(200, { ...pendingHeaders(reply), ...SSE_HEADERS, 'x-query-id': call.request.queryId });
-    raw.flushHeaders();
-    const keepalive = setInterval(() => void write(KEEPALIVE), keepAliveMs);
-    try {
-      const { failure, clientGone } = await pump(call, traceparentOf(req), raw, (m) =>
-        write(renderer.render(m)),
-      );
-      if (clientGone) return;
-      await write(failure ? renderer.fail(failure) : renderer.finish());
-    } finally {
-      clearInterval(keepalive);
-      if (!raw.destroyed && !raw.writableEnded) raw.end();
-    }
-  }
-
-  async function jsonAnswer(call: AskCall, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    const collector = new JsonCollector(call);
-    const { failure } = await pump(call, traceparentOf(req), reply.raw, (m) => collector.add(m));
-    reply.header('x-query-id', call.request.queryId);
-    if (failure) return reply.code(failure.status).send(errorBody(call, failure));
-    return reply.send(collector.body());
-  }
-
-  app.route({
-    method: ['GET', 'POST'],
-    url: '/ask',
-    exposeHeadRoute: false,
-    handler: async (req, reply) => {
-      const call = parseAsk({ query: req.query, body: req.body, accept: req.headers.accept });
-      if (call.dialect === 'v05') {
-        return answerV05(call, reply, (on) => pump(call, traceparentOf(req), reply.raw, on), keepAliveMs);
-      }
-      if (!call.streaming) return jsonAnswer(call, req, reply);
-      await streamAnswer(call, req, reply);
-      return reply;
-    },
-  });
-
-  app.get('/sites', async (req, reply) => {
-    let sites: SiteInfo[];
-    try {
-      ({ sites } = await bus.request(
-        contracts.sites,
-        {},
-        { timeoutMs: SITES_TIMEOUT_MS, traceparent: traceparentOf(req) },
-      ));
-    } catch (err) {
-      const f = failureOf(err, RETRIEVER);
-      return reply.code(f.status).send({ message_type: 'error', ...f });
-    }
-    // each site's profile in brief (properties, kinds, units, ranges, common values); the whole
-    // profile is at /sites/<name>. A retriever that cannot say leaves the details as they were.
-    const profiles = await bus
-      .request(
-        contracts.profile,
-        { site: ['all'], known: {} },
-        { timeoutMs: SITES_TIMEOUT_MS, traceparent: traceparentOf(req) },
-      )
-      .then(
-        (r) => new Map(r.profiles.filter((p) => !('unchanged' in p)).map((p) => [p.site, p as SiteProfile])),
-      )
-      .catch(() => new Map<string, SiteProfile>());
-    const details = sites.map((s) => {
-      const p = profiles.get(s.name);
-      return p ? { ...s, mainTypes: p.mainTypes, properties: p.properties.map(briefProperty) } : s;
-    });
-    const body = { 'message-type': 'sites', sites: sites.map((s) => s.name), details };
-    if (!truthy((req.query as Record<string, unknown>).streaming)) return body;
-    reply.hijack();
-    reply.raw.writeHead(200, { ...pendingHeaders(reply), ...SSE_HEADERS });
-    reply.raw.end(sseFrame(body));
-    return reply;
-  });
-
-  // A site's profile: what askbus learned of its items (properties, kinds, units, ranges, values).
-  app.get('/sites/:name', async (req, reply) => {
-    const name = (req.params as { name?: unknown }).name;
-    if (typeof name !== 'string' || !/^[A-Za-z0-9_.-]{1,100}$/.test(name)) {
-      return reply.code(400).send({
-        message_type: 'error',
-        error: 'a site name is letters, digits, "_", "." or "-"',
-        code: 'bad_request',
-      });
-    }
-    try {
-      const { profiles } = await bus.request(
-        contracts.profile,
-        { site: [name], known: {} },
-        { timeoutMs: SITES_TIMEOUT_MS, traceparent: traceparentOf(req) },
-      );
-      const profile = profiles.find((p) => p.site === name);
-      if (!profile || 'unchanged' in profile) {
-        return reply
-          .code(404)
-          .send({ message_type: 'error', error: `no site "${name}" is loaded`, code: 'not_found' });
-      }
-      return { 'message-type': 'site', site: name, profile };
-    } catch (err) {
-      const f = failureOf(err, RETRIEVER);
-      return reply.code(f.status).send({ message_type: 'error', ...f });
-    }
-  });
-
   const metrics = opts.metrics;
   if (metrics) {
     app.get('/metrics', async (_req, reply) => reply.type(metrics.contentType).send(await metrics.metrics()));
@@ -473,8 +279,16 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
     return reply.code(503).send({ status: 'not_ready', checks, failing, error });
   });
 
-  await app.register(whoRoutes, { bus, traceparentOf, timeoutMs: SITES_TIMEOUT_MS });
-  await app.register(chatRoutes, { version });
+  await app.register(restPlugin, {
+    bus,
+    access: accessControl,
+    turns,
+    running,
+    askTimeoutMs,
+    keepAliveMs,
+    sitesTimeoutMs: SITES_TIMEOUT_MS,
+  });
+  // Before the chat page, whose open paths under /chat/ leave the API's to it.
   await app.register(chatApiRoutes, {
     bus,
     access: accessControl,
@@ -483,23 +297,9 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
     askTimeoutMs,
     keepAliveMs,
   });
+  await app.register(chatRoutes, { version, access: accessControl });
   await app.register(mcpPlugin, { maxJsonDepth, ...opts.mcp, access: accessControl, bus, version });
   await app.register(a2aPlugin, { ...opts.a2a, access: accessControl, bus, version });
 
   return app;
-}
-
-/** A property of a site's profile in brief, for /sites. */
-function briefProperty(p: SiteProfile['properties'][number]): Record<string, unknown> {
-  return {
-    path: p.path,
-    label: p.label,
-    kind: p.kind,
-    count: p.count,
-    // numbers and ranges in the canonical unit (grams, minutes, USD); the site writes displayUnit
-    ...(p.unit ? { unit: p.unit } : {}),
-    ...(p.displayUnit ? { displayUnit: p.displayUnit } : {}),
-    ...(p.min !== undefined ? { min: p.min, max: p.max } : {}),
-    ...(p.values?.length ? { values: p.values.slice(0, 10).map((v) => v.value), distinct: p.distinct } : {}),
-  };
 }

@@ -5,6 +5,7 @@
  */
 import type { Message, MessageBody, ResultItem } from '@askbus/contracts';
 import type { AskCall } from './dialect';
+import { AnswerFold } from './ask/fold';
 import type { Failure } from './errors';
 import { legacyBody, legacyFrames } from './pages/legacy';
 import type { LegacyOptions } from './pages/legacy';
@@ -115,14 +116,20 @@ export class SseRenderer {
   }
 }
 
-/** Collects a whole answer for a non-streaming response. */
+/** Collects a whole answer for a non-streaming response (the messages as they came). */
 export class JsonCollector {
-  readonly messages: Message[] = [];
+  private readonly fold: AnswerFold;
 
-  constructor(private readonly call: AskCall) {}
+  constructor(private readonly call: AskCall) {
+    this.fold = new AnswerFold(call.request, { maxResults: Infinity });
+  }
+
+  get messages(): Message[] {
+    return this.fold.messages;
+  }
 
   add(m: Message): void {
-    this.messages.push(m);
+    this.fold.add(m);
   }
 
   /** 2025: query_id, conversation_id, results (Legacy-A clients) and messages; v0.55: `_meta` first. */

@@ -1,7 +1,9 @@
 /** Test doubles for the gateway's tests: a fake router and retriever on a real bus, an SSE parser. */
 import { BusError } from '@askbus/bus';
 import type { Bus } from '@askbus/bus';
-import { contracts, createMessageFactory } from '@askbus/contracts';
+import { contracts, createMessageFactory, whoSiteItem } from '@askbus/contracts';
+import { WHO_SEARCH_SIZE, rankWhoSites, whoSubject } from '@askbus/search-core';
+import type { SiteEvidence } from '@askbus/search-core';
 import type { AskRequest, MessageBody, ResultItem, RetrievedItem, SiteInfo } from '@askbus/contracts';
 
 /** A served subject (what Bus.serve returns), so a test can stop serving it. */
@@ -57,6 +59,7 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  * `idle` (waits 150 ms between begin and end), `hang` (sends nothing until cancelled),
  * `vague` (asks the user a question: ask_user), `mixed` (a Movie and a Car result, no summary),
  * `answer` (a generated answer: nlws), `empty` (no_results),
+ * With tool `who`: the who tool's answer over the bus's retriever (fakeWho).
  * anything else: begin, intermediate_message, result ×2, summary, result ×1, end.
  * With `tool`: see fakeToolAnswer.
  */
@@ -74,6 +77,11 @@ export function serveFakeRouter(bus: Bus): FakeRouter {
       return;
     }
     yield msg({ message_type: 'begin-nlweb-response', query: req.query });
+    if (req.tool === 'who') {
+      for (const body of await fakeWho(bus, req, ctx.signal)) yield msg(body);
+      yield msg({ message_type: 'end-nlweb-response' });
+      return;
+    }
     if (req.tool === 'details' || req.tool === 'compare') {
       if (/\bslow\b/.test(req.query)) {
         await sleep(30_000, ctx.signal);
@@ -121,6 +129,40 @@ export function serveFakeRouter(bus: Bus): FakeRouter {
     yield msg({ message_type: 'end-nlweb-response' });
   });
   return router;
+}
+
+/**
+ * What the who tool (services/tool-who) answers the router with: every loaded site searched for
+ * the question's subject (only items of the `type` filter's types), ranked by search-core.
+ */
+async function fakeWho(bus: Bus, req: AskRequest, signal: AbortSignal): Promise<MessageBody[]> {
+  const opts = { timeoutMs: 10_000, signal };
+  const { sites } = await bus.request(contracts.sites, {}, opts);
+  const subject = whoSubject(req.query);
+  const type = req.filters?.type;
+  const wanted = new Set(
+    (Array.isArray(type) ? type : type === undefined ? [] : [type]).map((t) => String(t).toLowerCase()),
+  );
+  const evidence = await Promise.all(
+    sites.map(async (s): Promise<SiteEvidence | undefined> => {
+      const types = wanted.size ? s.types.filter((t) => wanted.has(t.toLowerCase())) : undefined;
+      if (types && types.length === 0) return undefined;
+      const { items } = await bus.request(
+        contracts.search,
+        { query: subject, site: [s.name], numResults: WHO_SEARCH_SIZE, ...(types ? { types } : {}) },
+        opts,
+      );
+      return { name: s.name, itemCount: s.itemCount, types: s.types, items };
+    }),
+  );
+  const ranked = rankWhoSites(
+    req.query,
+    evidence.filter((e): e is SiteEvidence => e !== undefined),
+    { maxSites: req.maxResults },
+  );
+  return ranked.length
+    ? [{ message_type: 'result', content: ranked.map((r) => whoSiteItem(r, subject)) }]
+    : [{ message_type: 'no_results', content: `No loaded site can answer "${req.query}".` }];
 }
 
 const movie = (name: string): Record<string, unknown> & { '@type': string } => ({

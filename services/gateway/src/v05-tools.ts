@@ -6,6 +6,7 @@
  * a resource typed `Thing` with no text of its own.
  */
 import { z } from 'zod';
+import { CompareItems, ItemDetails } from '@askbus/contracts';
 import type { Message } from '@askbus/contracts';
 
 export interface ResourceContent {
@@ -33,26 +34,6 @@ const Item = z.object({
   url: z.string(),
   site: z.string().optional(),
   schema_object: SchemaObj.optional(),
-});
-
-const Details = z.object({
-  name: z.string(),
-  details: z.string(),
-  details_requested: z.string().optional(),
-  score: z.number().optional(),
-  explanation: z.string().optional(),
-  url: z.string(),
-  site: z.string().optional(),
-  schema_object: SchemaObj.optional(),
-});
-
-const Compare = z.object({
-  comparison: z.string(),
-  verdict: z.string().optional(),
-  details_requested: z.string().optional(),
-  table: z.array(z.record(z.string(), z.unknown())).optional(),
-  item1: Item,
-  item2: Item,
 });
 
 const Ensemble = z.object({
@@ -113,7 +94,7 @@ function resource(data: Schema | Schema[], uri?: string): ResourceContent {
   return { type: 'resource', resource: { ...(uri ? { uri } : {}), data } };
 }
 
-function details(m: z.infer<typeof Details>): ToolContent {
+function details(m: ItemDetails): ToolContent {
   // Not found: the tool's own sentence says so, and there is no item to show.
   if (m.url === '') return { texts: [m.details], resources: [] };
   const lines = m.details.trim() ? `${m.name}\n${m.details}` : m.name;
@@ -126,7 +107,7 @@ function details(m: z.infer<typeof Details>): ToolContent {
   return { texts: [lines], resources: [resource(data, m.url)] };
 }
 
-function compare(m: z.infer<typeof Compare>): ToolContent {
+function compare(m: CompareItems): ToolContent {
   const text = [m.comparison, m.verdict].filter((t) => t && t.trim()).join(' ');
   const resources = [resource(typedItem(m.item1), m.item1.url), resource(typedItem(m.item2), m.item2.url)];
   if (m.table?.length) {
@@ -216,9 +197,9 @@ export function toolContent(m: Message): ToolContent | undefined {
   };
   switch (m.message_type) {
     case 'item_details':
-      return parse(Details, details);
+      return parse(ItemDetails, details);
     case 'compare_items':
-      return parse(Compare, compare);
+      return parse(CompareItems, compare);
     case 'ensemble_result':
       return parse(Ensemble, ensemble);
     case 'substitution_suggestions':

@@ -3,10 +3,10 @@
  * `{_meta, content}` envelope of Ask and Who answers, Failure bodies, and the renderers of the
  * router's one Message stream into it (SSE events while it runs, or one JSON body).
  */
-import { ErrorCode } from '@askbus/contracts';
-import type { Message, ResultItem } from '@askbus/contracts';
+import type { ErrorCode, Message, ResultItem } from '@askbus/contracts';
+import { AnswerFold } from './ask/fold';
 import type { AskCall } from './dialect';
-import { BadRequestError, httpStatusOf } from './errors';
+import { BadRequestError } from './errors';
 import type { Failure } from './errors';
 import { sseFrame } from './render';
 import { toolContent } from './v05-tools';
@@ -231,30 +231,24 @@ interface Step {
 }
 
 /**
- * The state of one 0.5 answer: which items were sent, whether a text item was, what to say when
- * the router sent no words. Shared by the streaming and the collecting renderer.
+ * The state of one 0.5 answer: the fold of its messages (which items were sent), whether a text
+ * item was, what to say when the router sent no words. Shared by the streaming and the
+ * collecting renderer.
  */
 class Answer {
-  private readonly seen = new Set<string>();
+  private readonly fold: AnswerFold;
   private readonly names: string[] = [];
   results = 0;
   texts = 0;
-  private readonly keep: (item: ResultItem) => boolean;
 
   constructor(readonly call: AskCall) {
-    this.keep = typeFilter(call);
+    this.fold = new AnswerFold(call.request, { maxResults: Infinity, keep: typeFilter(call) });
   }
 
-  private resources(items: readonly ResultItem[]): Content[] {
-    const out: Content[] = [];
-    for (const item of items) {
-      if (this.seen.has(item.url) || !this.keep(item)) continue;
-      this.seen.add(item.url);
-      this.names.push(item.name);
-      out.push(itemResource(item));
-    }
-    this.results += out.length;
-    return out;
+  private resources(fresh: readonly ResultItem[]): Content[] {
+    this.names.push(...fresh.map((item) => item.name));
+    this.results += fresh.length;
+    return fresh.map(itemResource);
   }
 
   private text(t: string): Content[] {
@@ -264,39 +258,38 @@ class Answer {
   }
 
   step(m: Message): Step {
-    const tool = toolContent(m);
-    if (tool) {
-      this.results += tool.resources.length;
-      return { content: [...tool.texts.flatMap((t) => this.text(t)), ...tool.resources] };
-    }
-    switch (m.message_type) {
-      case 'result':
-        if (Array.isArray(m.content)) return { content: this.resources(m.content) };
-        return { content: this.text(m.content) };
-      case 'nlws':
-        return { content: [...this.text(m.answer), ...this.resources(m.items)] };
-      case 'no_results':
-      case 'site_is_irrelevant_to_query':
-        return { content: this.text(m.content) };
+    const step = this.fold.add(m);
+    switch (step.kind) {
+      case 'tool': {
+        const tool = toolContent(m) ?? { texts: [], resources: [] };
+        this.results += tool.resources.length;
+        return { content: [...tool.texts.flatMap((t) => this.text(t)), ...tool.resources] };
+      }
+      case 'results':
+        return { content: this.resources(step.fresh) };
+      case 'summary':
+        return { content: this.text(step.text) };
+      case 'answer':
+        return { content: [...this.text(step.text), ...this.resources(step.fresh)] };
+      case 'note':
+        return step.type === 'no_results' || step.type === 'site_is_irrelevant_to_query'
+          ? { content: this.text(step.text) }
+          : { content: [] };
       case 'ask_user':
         // The question as text, and as a schema.org Question: pages that show only resources
         // (NLWeb_Core's) show it too.
         return {
           content: [
-            ...this.text(m.content),
+            ...this.text(step.text),
             {
               type: 'resource',
-              resource: { data: { '@type': 'Question', name: m.content, text: m.content } },
+              resource: { data: { '@type': 'Question', name: step.text, text: step.text } },
             },
           ],
-          elicitation: m.content,
+          elicitation: step.text,
         };
-      case 'error': {
-        const known = ErrorCode.safeParse(m.code);
-        const code: ErrorCode = known.success ? known.data : 'internal';
-        const status = typeof m.status === 'number' && m.status >= 400 ? m.status : httpStatusOf(code);
-        return { content: [], failure: { code, status, error: m.error } };
-      }
+      case 'error':
+        return { content: [], failure: step.failure };
       default:
         // Progress (intermediate_message, status, chunks, decontextualized_query, …) has no place in 0.5.
         return { content: [] };

@@ -6,12 +6,12 @@ import { buildGateway } from './index';
 import { contracts } from '@askbus/contracts';
 import type { RetrievedItem } from '@askbus/contracts';
 import { rankWhoSites } from '@askbus/search-core';
-import { parseSse, serveFakeRetriever } from './testing';
+import { parseSse, serveFakeRetriever, serveFakeRouter } from './testing';
 import type { Subscription } from './testing';
-import { matchingTypes } from './who';
 import { violations, whoStreamViolations } from './spec/nlweb05';
 
-// /who in both forms against a real NATS with the fake retriever (sites) and a small catalogue
+// /who in both forms against a real NATS, through the fake router's who tool, with the fake
+// retriever (sites) and a small catalogue
 // searched as a vector index is: every item of a site comes back for any query (gibberish too),
 // so what ranks the sites is how well their items match, not whether anything was found.
 const CATALOGUE: Record<string, RetrievedItem[]> = {
@@ -59,6 +59,7 @@ function serveCatalogue(bus: Bus): { calls: SearchCall[]; sub: Subscription } {
 }
 let nats: Awaited<ReturnType<typeof testNats>>;
 let retrieverBus: Bus;
+let routerBus: Bus;
 let gatewayBus: Bus;
 let sites: Subscription;
 let search: ReturnType<typeof serveCatalogue>;
@@ -66,10 +67,13 @@ let app: FastifyInstance;
 
 beforeAll(async () => {
   nats = await testNats();
-  [retrieverBus, gatewayBus] = await Promise.all([
+  [retrieverBus, routerBus, gatewayBus] = await Promise.all([
     testBus(nats.url, 'retriever'),
+    testBus(nats.url, 'router'),
     testBus(nats.url, 'gateway'),
   ]);
+  serveFakeRouter(routerBus);
+  await routerBus.nc.flush();
   sites = serveFakeRetriever(retrieverBus);
   search = serveCatalogue(retrieverBus);
   await retrieverBus.nc.flush();
@@ -78,7 +82,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.close();
-  await Promise.all([retrieverBus?.drain(), gatewayBus?.drain()]);
+  await Promise.all([retrieverBus?.drain(), routerBus?.drain(), gatewayBus?.drain()]);
   await nats?.stop();
 });
 
@@ -371,11 +375,5 @@ describe('who ranking (search-core rankWhoSites, shared with the who tool)', () 
     const all = Object.entries(CATALOGUE).map(([name, items]) => site(name, items));
     expect(rankWhoSites(GIBBERISH, all)).toEqual([]);
     expect(rankWhoSites(GIBBERISH, all, { minScore: 0 }).every((s) => s.score < 60)).toBe(true);
-  });
-
-  it('matches wanted types to a site case-insensitively, in its own spelling', () => {
-    const s = { name: 's', itemCount: 1, types: ['Movie', 'TVSeries'] };
-    expect(matchingTypes(['movie', 'tvseries', 'Car'], s)).toEqual(['Movie', 'TVSeries']);
-    expect(matchingTypes(['Car'], s)).toEqual([]);
   });
 });

@@ -223,6 +223,8 @@ export async function* routeAsk(
   })();
 
   const relevance = (async () => {
+    // The who tool asks which sites are relevant at all: no one site's relevance applies.
+    if (explicit === 'who') return { irrelevant: false, explanation: '' };
     try {
       const siteTypes = await types;
       const a = await ask(

@@ -1,4 +1,5 @@
-import type { MessageBody, StoredItem } from '@askbus/contracts';
+import { compareItemsMessage } from '@askbus/contracts';
+import type { CompareSide, MessageBody, StoredItem } from '@askbus/contracts';
 import type { Bus, HandlerContext } from '@askbus/bus';
 import { CompareAnswer, ItemMatchAnswer, extractParams, llmFromEnv, type Llm } from '@askbus/llm';
 import { ask, itemNamed, itemsByUrl, retrieve, serveTool, str, type ToolDeps } from '@askbus/tools';
@@ -112,21 +113,20 @@ export async function* runCompare(
     `Compare these two items for the user's question "${req.ask.query}" and give a verdict.`,
     ctx.signal,
   );
-  const side = (x: StoredItem) => ({
+  const side = (x: StoredItem): CompareSide => ({
     name: x.name,
     url: x.url,
     site: x.site,
     schema_object: x.schema_object,
   });
-  yield {
-    message_type: 'compare_items',
+  yield compareItemsMessage({
     comparison: answer.comparison,
     verdict: answer.verdict,
     details_requested: requested,
     table: comparisonTable(a.item, b.item),
     item1: side(a.item),
     item2: side(b.item),
-  };
+  });
 }
 
 export function startCompareTool(bus: Bus, opts: { llm?: Llm } = {}): { llm: Llm } {

@@ -1,3 +1,4 @@
+import { itemDetailsMessage } from '@askbus/contracts';
 import type { MessageBody, RetrievedItem, StoredItem } from '@askbus/contracts';
 import { describeItem, extractFacts, factsByPath } from '@askbus/understand';
 import type { Bus } from '@askbus/bus';
@@ -77,8 +78,7 @@ export async function* runDetails(
     ? (await itemsByUrl(deps.bus, ctx, [url]))[0]
     : await itemNamed(deps.bus, ctx, name, req.ask.site);
   if (direct) {
-    yield {
-      message_type: 'item_details',
+    yield itemDetailsMessage({
       name: direct.name,
       details: detailsText(direct, requested, askedPaths),
       details_requested: requested,
@@ -87,7 +87,7 @@ export async function* runDetails(
       url: direct.url,
       site: direct.site,
       schema_object: direct.schema_object,
-    };
+    });
     return;
   }
   if (!name) {
@@ -128,20 +128,18 @@ export async function* runDetails(
     }
   });
   if (!best) {
-    yield {
-      message_type: 'item_details',
+    yield itemDetailsMessage({
       name,
       details: `Could not find any items matching "${name}".`,
       score: 0,
       explanation: '',
       url: '',
       site: req.ask.site.join(','),
-    };
+    });
     return;
   }
   const { item, score, explanation } = best;
-  yield {
-    message_type: 'item_details',
+  yield itemDetailsMessage({
     name: item.name,
     details: detailsText(item, requested, askedPaths),
     details_requested: requested,
@@ -150,7 +148,7 @@ export async function* runDetails(
     url: item.url,
     site: item.site,
     schema_object: item.schema_object,
-  };
+  });
 }
 
 export function startDetailsTool(bus: Bus, opts: { llm?: Llm } = {}): { llm: Llm } {

@@ -7,10 +7,11 @@ import type { Message, ResultItem } from '@askbus/contracts';
 import { loadDemoSites } from '@askbus/demo-data';
 import { buildGateway } from '@askbus/gateway';
 import { startRetriever } from '@askbus/retriever';
-import { startWhoTool, whoSubject } from './index';
+import { startRouter } from '@askbus/router';
+import { matchingTypes, startWhoTool, whoSubject } from './index';
 
 // The who tool (what the router answers "which site can …" with) and the gateway's /who rank
-// the same sites with the same scores: one ranking (search-core rankWhoSites), over the real
+// the same sites with the same scores: /who asks the router for the who tool, over the real
 // retriever holding the demo sites, on a real NATS.
 let nats: Awaited<ReturnType<typeof testNats>>;
 const buses: Bus[] = [];
@@ -26,6 +27,8 @@ beforeAll(async () => {
   };
   await startRetriever(await connect('retriever'));
   startWhoTool(await connect('tool-who'));
+  // the gateway's /who asks the router for the who tool
+  startRouter(await connect('router'));
   caller = await connect('router');
   await Promise.all(buses.map((b) => b.nc.flush()));
   for (const { site, items } of loadDemoSites()) {
@@ -114,4 +117,12 @@ describe('who: the tool and the gateway agree', () => {
       expect(viaRest).toEqual([]);
     },
   );
+});
+
+describe('who: the type filter', () => {
+  it('matches wanted types to a site case-insensitively, in its own spelling', () => {
+    const s = { name: 's', itemCount: 1, types: ['Movie', 'TVSeries'] };
+    expect(matchingTypes(['movie', 'tvseries', 'Car'], s)).toEqual(['Movie', 'TVSeries']);
+    expect(matchingTypes(['Car'], s)).toEqual([]);
+  });
 });

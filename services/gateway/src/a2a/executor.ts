@@ -11,16 +11,17 @@ import { AgentEvent } from '@a2a-js/sdk/server';
 import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import { Role, TaskState } from '@a2a-js/sdk';
 import type { Artifact, Message as A2AMessage, Part, Task } from '@a2a-js/sdk';
-import { newTraceparent, parseTraceparent } from '@askbus/bus';
 import type { Bus } from '@askbus/bus';
-import { AskRequest, contracts } from '@askbus/contracts';
-import type { Message, ResultItem } from '@askbus/contracts';
+import { contracts } from '@askbus/contracts';
+import type { AskRequest, ResultItem } from '@askbus/contracts';
 import { failureOf } from '../errors';
 import { conversationTurns } from '../conversations/index';
-import type { ConversationTurns, RunningTurn } from '../conversations/index';
-import { AskArgs, WhoArgs, emptyAskOutput, issueText, renderAsk, renderSites, renderWho } from '../mcp/tools';
-import type { WhoOutput } from '../mcp/tools';
-import { rankSites } from '../who';
+import type { ConversationTurns, TurnOptions } from '../conversations/index';
+import { AnswerFold } from '../ask/fold';
+import { RETRIEVER, ROUTER, askRequest, runAsk, traceparentFrom } from '../ask/runner';
+import { AskArgs, WhoArgs, issueText, renderAsk, renderSites, renderWho } from '../ask/skills';
+import type { WhoOutput } from '../ask/skills';
+import { rankSites, whoFailure } from '../ask/who';
 import { RelayedEventBus } from './relay';
 
 export const SKILLS = ['ask', 'list_sites', 'who'] as const;
@@ -35,9 +36,6 @@ export interface ExecutorDeps {
   /** Told when the conversation store fails (the question then runs without its history). */
   warn?: (err: unknown, msg: string) => void;
 }
-
-const ROUTER = 'the askbus router';
-const RETRIEVER = 'the askbus retriever';
 
 const now = (): string => new Date().toISOString();
 const textPart = (text: string, mediaType = 'text/plain'): Part => ({
@@ -79,15 +77,6 @@ export function readMessage(m: A2AMessage): { text: string; options: Record<stri
   const skill = (m.metadata as Record<string, unknown> | undefined)?.skill;
   if (typeof skill === 'string' && options.skill === undefined) options.skill = skill;
   return { text: texts.join('\n').trim(), options };
-}
-
-/** `site` as a list of names: comma lists split, blanks dropped, `all` when none. */
-function siteNames(site: unknown): string[] {
-  const list = Array.isArray(site) ? site : [site ?? ''];
-  const parts = list.flatMap((s) => (typeof s === 'string' ? s.split(',') : []));
-  const names = [...new Set(parts.map((s) => s.trim().replace(/ /g, '_')).filter(Boolean))];
-  if (names.length === 0 || names.some((n) => n.toLowerCase() === 'all')) return ['all'];
-  return names;
 }
 
 /** Queries the user sent earlier in this task (oldest first), for `prev`. */
@@ -213,37 +202,30 @@ export class AskExecutor implements AgentExecutor {
     const traceparent = traceOf(ctx);
     try {
       status(TaskState.TASK_STATE_WORKING);
-      if (skill === 'list_sites') {
-        const { sites } = await this.deps.bus.request(
-          contracts.sites,
-          {},
-          { signal: run.controller.signal, timeoutMs: this.deps.callTimeoutMs, traceparent },
-        );
-        artifact(
-          {
-            artifactId: 'sites',
-            name: 'sites',
-            parts: [dataPart({ sites }), textPart(renderSites({ sites }))],
-          },
-          false,
-          true,
-        );
-        status(TaskState.TASK_STATE_COMPLETED, `${sites.length} sites`);
-        return;
-      }
-      if (skill === 'who') {
-        const args = WhoArgs.safeParse({ ...options, query: text });
-        if (!args.success) {
-          status(TaskState.TASK_STATE_REJECTED, `Invalid request for who: ${issueText(args.error)}`);
-          return;
+      // list_sites and who: one answer, as data and as text.
+      if (skill !== 'ask') {
+        const opts = { signal: run.controller.signal, timeoutMs: this.deps.callTimeoutMs, traceparent };
+        let data: object, textOut: string, done: string;
+        if (skill === 'list_sites') {
+          const { sites } = await this.deps.bus.request(contracts.sites, {}, opts);
+          [data, textOut, done] = [{ sites }, renderSites({ sites }), `${sites.length} sites`];
+        } else {
+          const args = WhoArgs.safeParse({ ...options, query: text });
+          if (!args.success) {
+            status(TaskState.TASK_STATE_REJECTED, `Invalid request for who: ${issueText(args.error)}`);
+            return;
+          }
+          // The router's who tool, as /who and MCP's who (ask/who.ts).
+          const { query, max_sites: maxSites = 10 } = args.data;
+          const out: WhoOutput = { query, sites: await rankSites(this.deps.bus, { query, maxSites }, opts) };
+          [data, textOut, done] = [out, renderWho(out), `${out.sites.length} sites can answer`];
         }
-        const out = await this.who(args.data, run.controller.signal, traceparent);
         artifact(
-          { artifactId: 'sites', name: 'sites', parts: [dataPart(out), textPart(renderWho(out))] },
+          { artifactId: 'sites', name: 'sites', parts: [dataPart(data), textPart(textOut)] },
           false,
           true,
         );
-        status(TaskState.TASK_STATE_COMPLETED, `${out.sites.length} sites can answer`);
+        status(TaskState.TASK_STATE_COMPLETED, done);
         return;
       }
       const args = AskArgs.safeParse({ ...options, query: text });
@@ -251,14 +233,13 @@ export class AskExecutor implements AgentExecutor {
         status(TaskState.TASK_STATE_REJECTED, `Invalid request for ask: ${issueText(args.error)}`);
         return;
       }
-      const request = AskRequest.safeParse({
-        queryId: randomUUID().replaceAll('-', ''),
+      const request = askRequest({
         query: args.data.query,
-        site: siteNames(args.data.site),
-        // An explicit prev wins; else the conversation's earlier questions (turns.start).
-        prev: args.data.prev ?? [],
-        mode: args.data.mode ?? args.data.generate_mode ?? 'list',
-        maxResults: args.data.max_results ?? 10,
+        site: args.data.site,
+        // An explicit prev wins; else the conversation's earlier questions (the turn's).
+        prev: args.data.prev,
+        mode: args.data.mode ?? args.data.generate_mode,
+        maxResults: args.data.max_results,
         conversationId: contextId.slice(0, 200),
       });
       if (!request.success) {
@@ -266,17 +247,24 @@ export class AskExecutor implements AgentExecutor {
         return;
       }
       const user = ctx.context.user;
-      const turn = await this.turns.start(user?.isAuthenticated ? user.userName : '', request.data, {
-        fallbackPrev: earlierQueries(ctx.task, args.data.query),
-      });
-      await this.ask(turn, run, traceparent, status, artifact);
+      await this.ask(
+        request.data,
+        user?.isAuthenticated ? user.userName : '',
+        { fallbackPrev: earlierQueries(ctx.task, args.data.query) },
+        run,
+        traceparent,
+        status,
+        artifact,
+      );
     } catch (err) {
       if (run.cancelled) return;
       const reason = this.stopping
         ? 'the gateway shut down while it ran; send the message again'
         : run.controller.signal.aborted
           ? `did not finish within ${Number((this.deps.callTimeoutMs / 1000).toFixed(1))} s and was stopped`
-          : failureOf(err, skill === 'ask' ? ROUTER : RETRIEVER).error;
+          : skill === 'who'
+            ? whoFailure(err).error
+            : failureOf(err, skill === 'ask' ? ROUTER : RETRIEVER).error;
       status(TaskState.TASK_STATE_FAILED, `The ${skill} request failed: ${reason}`);
     } finally {
       clearTimeout(timer);
@@ -284,17 +272,12 @@ export class AskExecutor implements AgentExecutor {
     }
   }
 
-  private async who(args: WhoArgs, signal: AbortSignal, traceparent: string): Promise<WhoOutput> {
-    const opts = { signal, timeoutMs: this.deps.callTimeoutMs, traceparent };
-    // The same site ranking as /who and MCP's who (services/gateway/src/who.ts).
-    const sites = await rankSites(this.deps.bus, { query: args.query, maxSites: args.max_sites ?? 10 }, opts);
-    return { query: args.query, sites };
-  }
-
   private async ask(
-    turn: RunningTurn,
+    asked: AskRequest,
+    scope: string,
+    turn: TurnOptions,
     run: Running,
-    traceparent: string,
+    traceparent: string | undefined,
     status: (state: TaskState, message?: string, metadata?: Record<string, unknown>) => void,
     artifact: (
       a: Omit<Artifact, 'metadata' | 'extensions' | 'description'>,
@@ -302,88 +285,64 @@ export class AskExecutor implements AgentExecutor {
       last?: boolean,
     ) => void,
   ): Promise<void> {
-    const { request } = turn;
-    const out = emptyAskOutput(request);
-    const seen = new Set<string>();
+    // The turn's request differs only in its prev: the answer is the same.
+    const request = asked;
+    const fold = new AnswerFold(asked);
     let resultChunks = 0;
-    const addResults = (items: ResultItem[]): void => {
-      const fresh = items.filter((i) => !seen.has(i.url) && seen.size < request.maxResults);
+    const results = (fresh: ResultItem[]): void => {
       if (fresh.length === 0) return;
-      for (const i of fresh) {
-        seen.add(i.url);
-        out.results.push(i);
-      }
       artifact(
         { artifactId: 'results', name: 'results', parts: fresh.map((i) => dataPart(i)) },
         resultChunks++ > 0,
       );
     };
-    const onMessage = (m: Message): void => {
-      switch (m.message_type) {
-        case 'result':
-          if (typeof m.content === 'string') {
-            out.summary = m.content;
-            artifact(
-              { artifactId: 'summary', name: 'summary', parts: [textPart(m.content, 'text/markdown')] },
+    const { onQuery } = this.deps;
+    const ran = await runAsk(this.deps.bus, asked, {
+      timeoutMs: this.deps.callTimeoutMs,
+      signal: run.controller.signal,
+      traceparent,
+      turns: this.turns,
+      scope,
+      turn,
+      onQuery: (queryId, state) => {
+        if (state === 'start') {
+          // The turn's request (its prev from the conversation) is the one that runs.
+          run.queryIds.add(queryId);
+          onQuery?.(queryId, 'start', '');
+          status(TaskState.TASK_STATE_WORKING, undefined, { queryId });
+        } else onQuery?.(queryId, 'end', '');
+      },
+      onMessage: (m) => {
+        const step = fold.add(m);
+        switch (step.kind) {
+          case 'results':
+            return results(step.fresh);
+          case 'summary':
+            return artifact(
+              { artifactId: 'summary', name: 'summary', parts: [textPart(step.text, 'text/markdown')] },
               false,
               true,
             );
-          } else addResults(m.content);
-          return;
-        case 'nlws':
-          out.answer = m.answer;
-          artifact(
-            {
-              artifactId: 'generated',
-              name: 'generated answer',
-              parts: [textPart(m.answer, 'text/markdown')],
-            },
-            false,
-            true,
-          );
-          addResults(m.items);
-          return;
-        case 'ask_user':
-          out.ask_user = m.content;
-          return;
-        case 'intermediate_message':
-        case 'status':
-        case 'no_results':
-        case 'site_is_irrelevant_to_query':
-          out.notes.push(m.content);
-          status(TaskState.TASK_STATE_WORKING, m.content, { queryId: request.queryId });
-          return;
-        case 'error':
-          out.errors.push(m.error);
-          return;
-        default:
-          return;
-      }
-    };
-    run.queryIds.add(request.queryId);
-    this.deps.onQuery?.(request.queryId, 'start', '');
-    status(TaskState.TASK_STATE_WORKING, undefined, { queryId: request.queryId });
-    try {
-      const stream = this.deps.bus.stream(contracts.ask, request, {
-        queryId: request.queryId,
-        signal: run.controller.signal,
-        timeoutMs: this.deps.callTimeoutMs,
-        traceparent,
-      });
-      for await (const m of stream) {
-        turn.add(m);
-        onMessage(m);
-      }
-      // A stream that ended because it was stopped is no answer.
-      if (run.controller.signal.aborted) throw new Error('stopped');
-    } catch (err) {
-      // Stop the query in every service, whatever stopped it here.
-      this.deps.bus.cancel(request.queryId);
-      throw err;
-    } finally {
-      this.deps.onQuery?.(request.queryId, 'end', '');
-      void turn.end();
-    }
+          case 'answer':
+            artifact(
+              {
+                artifactId: 'generated',
+                name: 'generated answer',
+                parts: [textPart(step.text, 'text/markdown')],
+              },
+              false,
+              true,
+            );
+            return results(step.fresh);
+          case 'note':
+            return status(TaskState.TASK_STATE_WORKING, step.text, { queryId: request.queryId });
+          default:
+            return;
+        }
+      },
+    });
+    if (ran.error !== undefined) throw ran.error;
+    const out = fold.answer;
     if (out.ask_user && out.results.length === 0) {
       status(TaskState.TASK_STATE_INPUT_REQUIRED, out.ask_user, { queryId: request.queryId });
       return;
@@ -401,10 +360,9 @@ export class AskExecutor implements AgentExecutor {
   }
 }
 
-function traceOf(ctx: RequestContext): string {
+/** The trace of the task's bus calls: the request's traceparent (runner.ts traceparentFrom). */
+function traceOf(ctx: RequestContext): string | undefined {
   const headers = ctx.context.state.get('headers') as
     Record<string, string | string[] | undefined> | undefined;
-  const h = headers?.traceparent;
-  const value = Array.isArray(h) ? h[0] : h;
-  return value && parseTraceparent(value) ? value.trim() : newTraceparent();
+  return traceparentFrom(headers?.traceparent);
 }

@@ -41,6 +41,7 @@ import { header } from '../auth';
 import { clientOf } from '../access';
 import { BODY_LIMITS, tooLargeMessage } from '../body-limits';
 import type { AccessControl } from '../access';
+import { rpcError } from '../http';
 
 export interface A2aOptions {
   /** Serve A2A (default true). */
@@ -121,10 +122,6 @@ const carriesBody = (req: IncomingMessage): boolean =>
 const mediaType = (req: IncomingMessage): string =>
   (header(req, 'content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase();
 
-function rpcError(code: number, message: string): string {
-  return JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } });
-}
-
 function restError(status: number, reason: string, message: string): string {
   const name =
     status === 401
@@ -197,6 +194,14 @@ function messageOf(kind: 'jsonrpc' | 'rest', url: string, body: unknown): { part
 }
 
 export async function a2aPlugin(app: FastifyInstance, opts: A2aPluginOptions): Promise<void> {
+  // The agent card is public; /a2a/rest is the HTTP+JSON binding, the rest of /a2a JSON-RPC.
+  opts.access.addRule((_method, path) => {
+    const under = (prefix: string): boolean => path === prefix || path.startsWith(`${prefix}/`);
+    if (path === CARD_PATH) return 'open';
+    if (under(REST_PATH)) return { surface: 'a2a', form: 'a2a-rest' };
+    if (under(JSONRPC_PATH)) return { surface: 'a2a', form: 'a2a-rpc' };
+    return undefined;
+  });
   if (opts.enabled === false) return;
   const legacy = opts.legacy ?? true;
   const pushEnabled = opts.push?.enabled ?? true;

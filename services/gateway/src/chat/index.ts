@@ -4,10 +4,12 @@
  */
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { AccessControl } from '../access';
 
 export interface ChatOptions {
   /** Shown in the page's footer. */
   version: string;
+  access: AccessControl;
 }
 
 const TYPES: Record<string, string> = {
@@ -42,6 +44,11 @@ function load(name: string): string {
 }
 
 export async function chatRoutes(app: FastifyInstance, opts: ChatOptions): Promise<void> {
+  // The page and its files are open to anyone (the conversation API under /chat/ claims its
+  // own paths first: nlweb-chat/routes.ts).
+  opts.access.addRule((_method, path) =>
+    path === '/' || path === '/chat' || path.startsWith('/chat/') ? 'open' : undefined,
+  );
   const page = load('index.html').replace('{{version}}', escapeHtml(opts.version));
   const files = new Map<string, string>(CHAT_FILES.map((f) => [f, load(f)]));
 

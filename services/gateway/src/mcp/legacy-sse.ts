@@ -13,6 +13,7 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { context } from '@opentelemetry/api';
 import { OTEL_CONTEXT } from './server';
+import { rpcError } from '../http';
 
 export const MCP_SSE_PATH = '/mcp/sse';
 export const MCP_MESSAGES_PATH = '/mcp/messages';
@@ -34,9 +35,6 @@ interface SseSession {
   transport: SSEServerTransport;
   server: Server;
 }
-
-const rpcError = (code: number, message: string): string =>
-  JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } });
 
 /** The context of the request's span reaches the tool calls as extra.authInfo (as on /mcp). */
 function withAuth(req: FastifyRequest): IncomingMessage & { auth?: AuthInfo } {

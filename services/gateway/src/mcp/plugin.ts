@@ -4,10 +4,10 @@
  * 2024-11-05 HTTP+SSE transport at /mcp/sse + /mcp/messages (legacy-sse.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { refuseUpgrade, rpcError } from '../http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
@@ -73,9 +73,6 @@ interface Session {
 
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
-const rpcError = (code: number, message: string): string =>
-  JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } });
-
 const isInitialize = (body: unknown): boolean =>
   typeof body === 'object' &&
   body !== null &&
@@ -83,29 +80,15 @@ const isInitialize = (body: unknown): boolean =>
   (body as { method?: unknown }).method === 'initialize';
 
 /** Writes an HTTP refusal on a socket that asked for an upgrade, then closes it. */
-function refuseUpgrade(
-  socket: Duplex,
-  status: number,
-  message: string,
-  extra: Record<string, string> = {},
-): void {
-  if (!socket.writable) {
-    socket.destroy();
-    return;
-  }
-  const body = rpcError(status === 401 ? -32001 : -32000, message);
-  const head = [
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
-    'Connection: close',
-    'Content-Type: application/json',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    ...Object.entries(extra).map(([k, v]) => `${k}: ${v}`),
-  ];
-  socket.once('finish', () => socket.destroy());
-  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
-}
+/** Refuses an upgrade to /mcp/ws with a JSON-RPC error body. */
+const refuse = (socket: Duplex, status: number, message: string, extra: Record<string, string> = {}): void =>
+  refuseUpgrade(socket, status, rpcError(status === 401 ? -32001 : -32000, message), extra);
 
 export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): Promise<void> {
+  // Every path under /mcp is the MCP surface (its own keys, its refusals in JSON-RPC's form).
+  opts.access.addRule((_method, path) =>
+    path === MCP_PATH || path.startsWith(`${MCP_PATH}/`) ? { surface: 'mcp', form: 'mcp' } : undefined,
+  );
   const allowedOrigins =
     opts.allowedOrigins ??
     (process.env.ASKBUS_MCP_ORIGINS ?? '')
@@ -378,20 +361,18 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     const path = (req.url ?? '').split('?')[0];
     if (path !== MCP_WS_PATH) {
       // Someone else's upgrade; refuse it only when nobody else listens.
-      if (app.server.listenerCount('upgrade') <= 1)
-        refuseUpgrade(socket, 404, `no WebSocket endpoint at ${path}`);
+      if (app.server.listenerCount('upgrade') <= 1) refuse(socket, 404, `no WebSocket endpoint at ${path}`);
       return;
     }
-    if (closing) return refuseUpgrade(socket, 503, 'The gateway is shutting down');
+    if (closing) return refuse(socket, 503, 'The gateway is shutting down');
     const origin = header(req, 'origin');
-    if (!originAllowed(origin))
-      return refuseUpgrade(socket, 403, `Forbidden: origin ${origin} is not allowed`);
+    if (!originAllowed(origin)) return refuse(socket, 403, `Forbidden: origin ${origin} is not allowed`);
     const offered = (header(req, 'sec-websocket-protocol') ?? '')
       .split(',')
       .map((p) => p.trim())
       .filter(Boolean);
     if (offered.length > 0 && !offered.some((p) => (WS_SUBPROTOCOLS as readonly string[]).includes(p))) {
-      return refuseUpgrade(
+      return refuse(
         socket,
         400,
         `Unsupported WebSocket sub-protocol ${offered.join(', ')}; this server speaks ${WS_SUBPROTOCOLS.join(', ')}`,
@@ -401,13 +382,13 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     void admitUpgrade(opts.access, req, 'mcp').then(
       ({ refusal, headers }) => {
         if (refusal)
-          return refuseUpgrade(socket, refusal.status, refusal.message, { ...headers, ...refusal.headers });
+          return refuse(socket, refusal.status, refusal.message, { ...headers, ...refusal.headers });
         if (closing || socket.destroyed) return socket.destroy();
         wss.handleUpgrade(req, socket, head, onConnection);
       },
       (err: unknown) => {
         app.log.error({ err }, 'MCP WebSocket access check failed');
-        refuseUpgrade(socket, 500, 'Internal error in the gateway');
+        refuse(socket, 500, 'Internal error in the gateway');
       },
     );
   }

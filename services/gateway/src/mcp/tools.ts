@@ -3,85 +3,11 @@
  * outputs are advertised as JSON Schema in tools/list.
  */
 import { z } from 'zod';
-import { ResultItem, SiteInfo, type AskRequest } from '@askbus/contracts';
+import { CompareItems, ItemDetails, ResultItem } from '@askbus/contracts';
+import { Answer } from '../ask/fold';
+import { AskArgs, ListSitesArgs, ListSitesOutput, WhoArgs, WhoOutput, oneLine, siteArg } from '../ask/skills';
 
-const site = z
-  .union([z.string(), z.array(z.string())])
-  .optional()
-  .describe(
-    'A site name, a comma-separated list, or a list of names; "all" (the default) searches every site',
-  );
-
-const mode = z
-  .enum(['list', 'summarize', 'generate'])
-  .optional()
-  .describe('list: ranked items; summarize: items plus a summary; generate: a generated answer');
-
-export const AskArgs = z.object({
-  query: z.string().trim().min(1).max(10_000).describe('The question, in plain language'),
-  site,
-  mode,
-  generate_mode: mode.describe('NLWeb\'s name of "mode"'),
-  prev: z
-    .array(z.string().max(10_000))
-    .max(50)
-    .optional()
-    .describe('Earlier queries of this conversation, oldest first'),
-  max_results: z.number().int().min(1).max(100).optional().describe('At most this many results (default 10)'),
-});
-export type AskArgs = z.infer<typeof AskArgs>;
-
-export const AskOutput = z.object({
-  query_id: z.string(),
-  query: z.string(),
-  site: z.array(z.string()),
-  mode: z.string(),
-  results: z.array(ResultItem),
-  summary: z.string().optional(),
-  answer: z.string().optional(),
-  /** The router needs more from the user before it can answer. */
-  ask_user: z.string().optional(),
-  /** Progress texts the router sent along the way. */
-  notes: z.array(z.string()),
-  errors: z.array(z.string()),
-});
-export type AskOutput = z.infer<typeof AskOutput>;
-
-/** The answer to `request` before any message of the router has arrived. */
-export function emptyAskOutput(request: AskRequest): AskOutput {
-  return {
-    query_id: request.queryId,
-    query: request.query,
-    site: request.site,
-    mode: request.mode,
-    results: [],
-    notes: [],
-    errors: [],
-  };
-}
-
-export const ListSitesArgs = z.object({});
-export const ListSitesOutput = z.object({ sites: z.array(SiteInfo) });
-export type ListSitesOutput = z.infer<typeof ListSitesOutput>;
-
-export const WhoArgs = z.object({
-  query: z.string().trim().min(1).max(10_000).describe('The question to find sites for'),
-  max_sites: z.number().int().min(1).max(100).optional().describe('At most this many sites (default 10)'),
-});
-export type WhoArgs = z.infer<typeof WhoArgs>;
-
-/** A site that can answer (search-core's SiteRank): its 0–100 score is its best item's. */
-export const WhoSite = z.object({
-  name: z.string(),
-  score: z.number(),
-  matches: z.number().int(),
-  hits: z.number().int(),
-  item_count: z.number().int(),
-  types: z.array(z.string()),
-  best: z.object({ name: z.string(), url: z.string(), score: z.number() }),
-});
-export const WhoOutput = z.object({ query: z.string(), sites: z.array(WhoSite) });
-export type WhoOutput = z.infer<typeof WhoOutput>;
+const site = siteArg;
 
 const detailsRequested = z
   .string()
@@ -125,39 +51,6 @@ export const CompareArgs = z.object({
   ),
 });
 export type CompareArgs = z.infer<typeof CompareArgs>;
-
-const SchemaObjectOut = z.record(z.string(), z.unknown());
-
-/** The payload of the details tool's `item_details` message (services/tool-details). */
-export const ItemDetails = z.object({
-  name: z.string(),
-  details: z.string(),
-  details_requested: z.string().optional(),
-  score: z.number().optional(),
-  explanation: z.string().optional(),
-  url: z.string(),
-  site: z.string(),
-  schema_object: SchemaObjectOut.optional(),
-});
-export type ItemDetails = z.infer<typeof ItemDetails>;
-
-const CompareSide = z.object({
-  name: z.string(),
-  url: z.string(),
-  site: z.string(),
-  schema_object: SchemaObjectOut.optional(),
-});
-
-/** The payload of the compare tool's `compare_items` message (services/tool-compare). */
-export const CompareItems = z.object({
-  comparison: z.string(),
-  verdict: z.string().optional(),
-  details_requested: z.string().optional(),
-  table: z.array(z.object({ field: z.string(), item1: z.string(), item2: z.string() })).optional(),
-  item1: CompareSide,
-  item2: CompareSide,
-});
-export type CompareItems = z.infer<typeof CompareItems>;
 
 /** What details and compare have in common: the query sent and what came back besides the answer. */
 const toolRun = {
@@ -255,7 +148,7 @@ export const TOOL_DEFS = [
       "Ask a question in plain language about the sites' schema.org data (recipes, movies, products, …). " +
       'Returns the ranked items, and a summary or answer when mode asks for one.',
     input: AskArgs,
-    output: AskOutput,
+    output: Answer,
   },
   {
     name: 'list_sites',
@@ -291,59 +184,6 @@ export const TOOL_DEFS = [
 ] as const;
 
 export type ToolName = (typeof TOOL_DEFS)[number]['name'];
-
-/** The first zod issue as one readable line. */
-export function issueText(err: z.ZodError): string {
-  const issue = err.issues[0];
-  if (!issue) return 'invalid arguments';
-  const path = issue.path.join('.');
-  return path ? `${path}: ${issue.message}` : issue.message;
-}
-
-const oneLine = (s: string, max = 300): string => {
-  const t = s.replace(/\s+/g, ' ').trim();
-  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
-};
-
-export function renderAsk(out: AskOutput): string {
-  const lines: string[] = [];
-  const where = out.site.join(', ');
-  if (out.ask_user && out.results.length === 0) {
-    lines.push(out.ask_user);
-    return lines.join('\n');
-  }
-  lines.push(
-    `${out.results.length} result${out.results.length === 1 ? '' : 's'} for "${out.query}" (site: ${where}, mode: ${out.mode})`,
-  );
-  if (out.answer) lines.push('', `Answer: ${out.answer}`);
-  if (out.summary) lines.push('', `Summary: ${out.summary}`);
-  if (out.results.length) lines.push('');
-  out.results.forEach((r, i) => {
-    lines.push(`${i + 1}. ${r.name} (score ${r.score}, ${r.site}) ${r.url}`);
-    if (r.description) lines.push(`   ${oneLine(r.description)}`);
-  });
-  if (out.ask_user) lines.push('', `The router asks: ${out.ask_user}`);
-  for (const e of out.errors) lines.push('', `Error: ${e}`);
-  return lines.join('\n');
-}
-
-export function renderSites(out: ListSitesOutput): string {
-  if (out.sites.length === 0) return 'No sites are loaded.';
-  return [
-    `${out.sites.length} site${out.sites.length === 1 ? '' : 's'}:`,
-    ...out.sites.map((s) => `- ${s.name}: ${s.itemCount} items (${s.types.join(', ') || 'no types'})`),
-  ].join('\n');
-}
-
-export function renderWho(out: WhoOutput): string {
-  if (out.sites.length === 0) return `No loaded site can answer "${out.query}".`;
-  return [
-    `Sites that can answer "${out.query}", best first:`,
-    ...out.sites.map(
-      (s, i) => `${i + 1}. ${s.name}: score ${s.score}, ${s.matches} matching items (best: ${s.best.name})`,
-    ),
-  ].join('\n');
-}
 
 /** Notes, fallback search results and errors of a details or compare run, as text lines. */
 function renderRest(out: DetailsOutput | CompareOutput, lines: string[]): string {

@@ -5,16 +5,15 @@
  * begin (when none came), the error as text, end.
  */
 import type { Bus } from '@askbus/bus';
-import { contracts, createMessageFactory } from '@askbus/contracts';
+import { createMessageFactory } from '@askbus/contracts';
 import type { Message } from '@askbus/contracts';
 import { failureOf } from '../errors';
+import { ROUTER, runAsk } from '../ask/runner';
 import type { ConversationTurns } from '../conversations/index';
 import { GenerateHold } from '../pages/generate-hold';
 import { chatFrames } from './render';
 import type { ChatFrame } from './render';
 import type { ChatQuestion } from './protocol';
-
-const ROUTER = 'the askbus router';
 
 export interface AnswerDeps {
   bus: Bus;
@@ -33,8 +32,7 @@ export interface AnswerCall {
 }
 
 export async function answerQuestion(deps: AnswerDeps, call: AnswerCall): Promise<void> {
-  const turn = await deps.turns.start(call.scope, call.question.request, { user: call.question.user });
-  const { request } = turn;
+  const request = call.question.request;
   const stamp = createMessageFactory(request.conversationId, `gateway-${request.queryId}`);
   const hold = new GenerateHold(request.mode);
   let began = false;
@@ -44,29 +42,30 @@ export async function answerQuestion(deps: AnswerDeps, call: AnswerCall): Promis
     if (m.message_type === 'end-nlweb-response') ended = true;
     for (const x of hold.pass(m)) for (const f of chatFrames(x)) call.emit(f);
   };
-  try {
-    const stream = deps.bus.stream(contracts.ask, request, {
-      queryId: request.queryId,
-      signal: call.signal,
-      timeoutMs: deps.timeoutMs,
-      ...(call.traceparent ? { traceparent: call.traceparent } : {}),
-    });
-    for await (const m of stream) {
-      turn.add(m);
-      send(m);
-    }
-  } catch (err) {
-    if (call.signal.aborted) return;
-    const f = failureOf(err, ROUTER);
+  let error: Message | undefined;
+  await runAsk(deps.bus, request, {
+    timeoutMs: deps.timeoutMs,
+    signal: call.signal,
+    traceparent: call.traceparent,
+    turns: deps.turns,
+    scope: call.scope,
+    turn: { user: call.question.user },
+    onMessage: send,
+    // The error the page is shown is kept in the conversation too.
+    onFailure: (err) => {
+      if (call.signal.aborted) return undefined;
+      const f = failureOf(err, ROUTER);
+      error = stamp({ message_type: 'error', error: f.error, code: f.code, status: f.status });
+      return error;
+    },
+  });
+  if (call.signal.aborted) return;
+  if (error) {
     if (!began) send(stamp({ message_type: 'begin-nlweb-response', query: request.query }));
-    const error = stamp({ message_type: 'error', error: f.error, code: f.code, status: f.status });
-    turn.add(error);
     send(error);
-  } finally {
-    if (!ended && !call.signal.aborted) {
-      if (!began) send(stamp({ message_type: 'begin-nlweb-response', query: request.query }));
-      send(stamp({ message_type: 'end-nlweb-response' }));
-    }
-    void turn.end();
+  }
+  if (!ended) {
+    if (!began) send(stamp({ message_type: 'begin-nlweb-response', query: request.query }));
+    send(stamp({ message_type: 'end-nlweb-response' }));
   }
 }

@@ -15,7 +15,6 @@
  * the durable store every surface shares (../conversations), scoped by API-key client.
  */
 import { randomInt } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -27,7 +26,7 @@ import type { Bus } from '@askbus/bus';
 import { contracts } from '@askbus/contracts';
 import { admitUpgrade, clientOf } from '../access';
 import type { AccessControl } from '../access';
-import { pendingHeaders, writer } from '../http';
+import { pendingHeaders, refuseUpgrade, writer } from '../http';
 import { KEEPALIVE, SSE_HEADERS, sseFrame } from '../render';
 import { conversationsFor } from '../conversations/index';
 import type { ConversationTurns } from '../conversations/index';
@@ -64,19 +63,9 @@ const SITES_TIMEOUT_MS = 10_000;
 /** The conversation scope of a request: its API-key client, '' when keys are off. */
 const scopeOf = (req: IncomingMessage): string => clientOf(req) ?? '';
 
-function refuseUpgrade(socket: Duplex, status: number, error: string, message: string, extra = {}): void {
-  if (!socket.writable) return void socket.destroy();
-  const body = JSON.stringify({ type: 'error', error, message, code: status });
-  const head = [
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
-    'Connection: close',
-    'Content-Type: application/json',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    ...Object.entries(extra).map(([k, v]) => `${k}: ${String(v)}`),
-  ];
-  socket.once('finish', () => socket.destroy());
-  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
-}
+/** Refuses an upgrade to /chat/ws with the chat API's error frame as the body. */
+const refuse = (socket: Duplex, status: number, error: string, message: string, extra = {}): void =>
+  refuseUpgrade(socket, status, JSON.stringify({ type: 'error', error, message, code: status }), extra);
 
 const ListQuery = z.object({
   user_id: z.string().max(200).optional(),
@@ -84,7 +73,13 @@ const ListQuery = z.object({
   offset: z.coerce.number({ error: 'offset must be a number' }).int().min(0).default(0),
 });
 
+/** NLWeb's conversation API under /chat/: the REST surface (the page's files beside it are open). */
+const CHAT_API = /^\/chat\/(ws|sse|my-conversations|conversations\/.*)$/;
+
 export async function chatApiRoutes(app: FastifyInstance, opts: ChatApiOptions): Promise<void> {
+  opts.access.addRule((_method, path) =>
+    CHAT_API.test(path) ? { surface: 'rest', form: 'rest' } : undefined,
+  );
   const { bus, turns } = opts;
   const store = conversationsFor(bus);
   const deps = { bus, turns, timeoutMs: opts.askTimeoutMs };
@@ -271,15 +266,15 @@ export async function chatApiRoutes(app: FastifyInstance, opts: ChatApiOptions):
     const path = (req.url ?? '').split('?')[0];
     if (path !== CHAT_WS_PATH) {
       // MCP's WebSocket answers its own path; any other path is nobody's.
-      if (path !== MCP_WS_PATH) refuseUpgrade(socket, 404, 'not_found', `no WebSocket endpoint at ${path}`);
+      if (path !== MCP_WS_PATH) refuse(socket, 404, 'not_found', `no WebSocket endpoint at ${path}`);
       return;
     }
-    if (closing) return refuseUpgrade(socket, 503, 'unavailable', 'The gateway is shutting down');
+    if (closing) return refuse(socket, 503, 'unavailable', 'The gateway is shutting down');
     // Keys and limits before the upgrade, as for /ask: a refused client gets its 401 or 429.
     void admitUpgrade(opts.access, req, 'rest').then(
       ({ refusal, headers }) => {
         if (refusal)
-          return refuseUpgrade(socket, refusal.status, refusal.code, refusal.message, {
+          return refuse(socket, refusal.status, refusal.code, refusal.message, {
             ...headers,
             ...refusal.headers,
           });
@@ -288,7 +283,7 @@ export async function chatApiRoutes(app: FastifyInstance, opts: ChatApiOptions):
       },
       (err: unknown) => {
         app.log.error({ err }, 'chat WebSocket access check failed');
-        refuseUpgrade(socket, 500, 'internal', 'Internal error in the gateway');
+        refuse(socket, 500, 'internal', 'Internal error in the gateway');
       },
     );
   }

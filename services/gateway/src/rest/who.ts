@@ -6,26 +6,133 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Bus } from '@askbus/bus';
 import { createMessageFactory } from '@askbus/contracts';
-import { parseWho } from './dialect';
-import type { WhoCall } from './dialect';
-import { BadRequestError, failureOf } from './errors';
-import type { Failure } from './errors';
-import { pendingHeaders } from './http';
-import { SSE_HEADERS, sseFrame } from './render';
-import { V05_VERSION, v05ErrorCode, v05Failure, v05Meta } from './v05';
-import type { Content, V05Response } from './v05';
-import { rankSites } from './who';
-import type { SiteRank } from './who';
+import { z } from 'zod';
+import type { AskInput } from '../dialect';
+import { V05BadRequestError } from '../v05';
+import { AskParams } from './nlweb';
+import {
+  bodyBag,
+  isRecord,
+  optional,
+  pathName,
+  shownValue,
+  sseAccepted,
+  streamingFlag,
+  textParam,
+} from './params';
+import type { Bag } from './params';
+import { v05Bool, v05Text } from './v05';
+import { BadRequestError } from '../errors';
+import type { Failure } from '../errors';
+import { pendingHeaders } from '../http';
+import { SSE_HEADERS, sseFrame } from '../render';
+import { V05_VERSION, v05ErrorCode, v05Failure, v05Meta } from '../v05';
+import type { Content, V05Response } from '../v05';
+import { rankSites, whoFailure } from '../ask/who';
+import type { WhoSite as SiteRank } from '@askbus/contracts';
+
+// ---------------------------------------------------------------------------------------------
+// /who: NLWeb's 2025 GET parameters, or the protocol 0.5 `WhoRequest` as a POST body.
+
+/** One /who call: which sites can answer `query`, rendered in the dialect it came in. */
+export interface WhoCall {
+  dialect: 'nlweb' | 'v05';
+  query: string;
+  streaming: boolean;
+  conversationId: string;
+  /** 0.5 `constr.type`: only items of these schema.org types count. */
+  types?: string[];
+}
+
+const WhoParams = z.object({
+  query: AskParams.shape.query,
+  streaming: z.preprocess(
+    (v) => (optional(v) === undefined ? false : streamingFlag(v)),
+    z.boolean({ error: 'streaming must be true or false' }),
+  ),
+  stream: AskParams.shape.stream,
+  conversation_id: textParam('conversation_id', 200),
+});
+
+const WhoBody = z.object({
+  query: z
+    .string({ error: (iss) => (iss.input === undefined ? 'query is required' : 'query must be text') })
+    .trim()
+    .min(1, 'query must not be blank')
+    .max(10_000, 'query is longer than 10000 characters'),
+  streaming: z.preprocess(v05Bool, z.boolean({ error: 'streaming must be true or false' }).optional()),
+  conversation_id: v05Text('conversation_id', 200),
+  constr: z
+    .looseObject(
+      {
+        type: z
+          .union([z.string().trim().min(1).max(100), z.array(z.string().trim().min(1).max(100)).max(20)], {
+            error: 'constr.type must be a schema.org type name (e.g. "Movie") or a list of them',
+          })
+          .optional(),
+      },
+      { error: 'constr must be an object of constraints, e.g. {"type": "Movie"}' },
+    )
+    .optional(),
+});
+
+/** Reports the first zod issue of a /who request as a 400 in the dialect's own form. */
+function whoError(err: z.ZodError, v05: boolean, input: Bag): never {
+  const issue = err.issues[0];
+  const name = (issue ? pathName(issue.path) : '') || 'query';
+  const given = input[String(issue?.path[0] ?? '')];
+  const shown = issue?.path.length !== 1 ? '' : shownValue(given);
+  const text = issue?.message ?? `${name} is invalid`;
+  const message = (text.startsWith(name) ? text : `${name}: ${text}`) + shown;
+  const field = name.replace(/\[\d+\]$/, '');
+  throw v05 ? new V05BadRequestError(field, message) : new BadRequestError(field, message);
+}
+
+/** GET /who takes the 2025 parameters (streaming defaults to false); POST /who the 0.5 WhoRequest. */
+export function parseWho(input: AskInput & { method: string }): WhoCall {
+  if (input.method === 'POST') {
+    let body: Bag | undefined;
+    try {
+      body = bodyBag(input.body);
+    } catch (err) {
+      if (err instanceof BadRequestError) throw new V05BadRequestError(err.parameter, err.message);
+      throw err;
+    }
+    if (body === undefined)
+      throw new V05BadRequestError('body', 'POST /who needs a JSON WhoRequest: {"query": "..."}');
+    const parsed = WhoBody.safeParse(body);
+    if (!parsed.success) whoError(parsed.error, true, body);
+    const p = parsed.data;
+    const type = p.constr?.type;
+    const types = (Array.isArray(type) ? type : type === undefined ? [] : [type]).filter((t) => t !== '');
+    return {
+      dialect: 'v05',
+      query: p.query,
+      streaming: (p.streaming ?? true) || sseAccepted(input.accept),
+      conversationId: p.conversation_id ?? '',
+      ...(types.length ? { types } : {}),
+    };
+  }
+  const bag = isRecord(input.query) ? input.query : {};
+  const parsed = WhoParams.safeParse(bag);
+  if (!parsed.success) whoError(parsed.error, false, bag);
+  const p = parsed.data;
+  const forced = sseAccepted(input.accept) || ['true', '1', 'yes'].includes(p.stream ?? '');
+  return {
+    dialect: 'nlweb',
+    query: p.query,
+    streaming: p.streaming || forced,
+    conversationId: p.conversation_id ?? '',
+  };
+}
 
 export interface WhoRouteOptions {
   bus: Bus;
-  /** The traceparent the bus calls of a request join (index.ts). */
+  /** The traceparent the bus calls of a request join (runner.ts traceparentFrom). */
   traceparentOf: (req: FastifyRequest) => string | undefined;
   /** Time limit of the whole ranking on the bus (ms). */
   timeoutMs: number;
 }
-
-const RETRIEVER = 'the askbus retriever';
 
 /** NLWeb 2025 who result item: where to ask the site, and why it was chosen. */
 export interface WhoItem {
@@ -148,7 +255,7 @@ export async function whoRoutes(app: FastifyInstance, opts: WhoRouteOptions): Pr
         { timeoutMs: opts.timeoutMs, signal: controller.signal, traceparent: opts.traceparentOf(req) },
       );
     } catch (err) {
-      const f = failureOf(err, RETRIEVER);
+      const f = whoFailure(err);
       return reply.code(f.status).send(failureBody(call, f));
     } finally {
       reply.raw.off('close', onClose);
