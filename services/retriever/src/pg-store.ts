@@ -33,10 +33,33 @@ const RRF_K = 60;
 const KEYWORD_WEIGHT = 1;
 const VECTOR_WEIGHT = 0.7;
 const MIN_VECTOR_SCORE = 0.08;
-const ROWS_PER_INSERT = 200;
+/** Rows a multi-row INSERT carries (11 parameters a row; PostgreSQL takes at most 65,535). */
+const ROWS_PER_INSERT = 500;
+/** A write of at least this many rows that at least doubles the table rebuilds the HNSW index after it. */
+const BULK_REBUILD_MIN = 1_000;
+/** Candidates the HNSW scan keeps (pgvector's hnsw.ef_search; its default of 40 would cap a LIMIT 100). */
+const EF_SEARCH = 200;
 
-const vectorLiteral = (v: readonly number[]): string =>
-  `[${v.map((x) => (Number.isFinite(x) ? x : 0)).join(',')}]`;
+/**
+ * A vector in pgvector's binary wire format (int16 dimensions, int16 unused, float4 each, big-endian):
+ * a quarter of the bytes of its text form, and no float printing or parsing.
+ */
+export function vectorBinary(v: readonly number[]): Buffer {
+  const buf = Buffer.allocUnsafe(4 + 4 * v.length);
+  buf.writeInt16BE(v.length, 0);
+  buf.writeInt16BE(0, 2);
+  for (let i = 0; i < v.length; i++) {
+    const x = v[i]!;
+    buf.writeFloatBE(Number.isFinite(x) ? x : 0, 4 + 4 * i);
+  }
+  return buf;
+}
+
+/** A statement and its parameters. */
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
 
 interface ItemRow {
   url: string;
@@ -136,6 +159,10 @@ export class PgStore {
   private readonly table: string;
   /** Each site's profile and the names index, learned from the rows on open and kept by this store's writes. */
   readonly catalog = new SiteCatalog(false);
+  /** pgvector 0.8 or later: filtered HNSW scans go on until their LIMIT is filled. */
+  private iterativeScans = false;
+  /** Connections whose HNSW settings are made (see onSearchConnection). */
+  private readonly searchReady = new WeakSet<pg.PoolClient>();
 
   private constructor(opts: PgStoreOptions) {
     this.table = opts.table ?? 'askbus_items';
@@ -168,6 +195,11 @@ export class PgStore {
     const t = this.table;
     const d = this.embedder.dimensions;
     await this.pool.query('CREATE EXTENSION IF NOT EXISTS vector');
+    const ext = await this.pool.query<{ v: string }>(
+      `SELECT extversion AS v FROM pg_extension WHERE extname = 'vector'`,
+    );
+    const [major = 0, minor = 0] = (ext.rows[0]?.v ?? '0').split('.').map(Number);
+    this.iterativeScans = major > 0 || minor >= 8;
     await this.pool.query(`CREATE TABLE IF NOT EXISTS ${t} (
       url text PRIMARY KEY,
       site text NOT NULL,
@@ -182,9 +214,7 @@ export class PgStore {
     await this.pool.query(`ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS facts jsonb`);
     await this.pool.query(`CREATE INDEX IF NOT EXISTS ${t}_site ON ${t} (site, type)`);
     await this.pool.query(`CREATE INDEX IF NOT EXISTS ${t}_doc ON ${t} USING gin (doc)`);
-    await this.pool.query(
-      `CREATE INDEX IF NOT EXISTS ${t}_embedding ON ${t} USING hnsw (embedding vector_cosine_ops)`,
-    );
+    await this.createVectorIndex();
     const cols = await this.pool.query<{ dims: number }>(
       `SELECT atttypmod AS dims FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'embedding'`,
       [t],
@@ -276,51 +306,92 @@ export class PgStore {
         this.catalog.remove(before);
       }
     }
-    await this.write(latest);
-    for (const item of latest) {
-      const e = embeddingText(item);
-      this.vocabulary.observe(e.text, e.categories);
+    const texts = latest.map((item) => embeddingText(item));
+    await this.write(latest, texts);
+    latest.forEach((item, n) => {
+      this.vocabulary.observe(texts[n]!.text, texts[n]!.categories);
       this.catalog.add(item);
-    }
+    });
     return { upserted: latest.length, total: await this.count(), ...(refused.length ? { refused } : {}) };
   }
 
-  /** Embeds and writes rows (insert or replace by URL). */
-  private async write(items: readonly StoredItem[]): Promise<void> {
-    for (let i = 0; i < items.length; i += ROWS_PER_INSERT) {
-      const batch = items.slice(i, i + ROWS_PER_INSERT);
-      const vectors = await this.embedder.embed(
-        batch.map((it) => embeddingText(it).text),
-        'document',
-      );
-      const params: unknown[] = [];
-      const rows = batch.map((item, n) => {
-        const f = flattenItem(item);
-        params.push(
-          item.url,
-          item.site,
-          item['@type'],
-          item.name,
-          JSON.stringify(item.schema_object),
-          f.name.join(' '),
-          [...f.people, ...f.categories].join(' '),
-          f.text.join(' ').slice(0, 100_000),
-          vectorLiteral(vectors[n]!),
-          this.embedder.id,
-          JSON.stringify(compactFacts(extractFacts(item.schema_object))),
+  /**
+   * Embeds and writes rows (insert or replace by URL): multi-row INSERTs of ROWS_PER_INSERT rows,
+   * each batch embedded in one call, vectors in binary, and the next batch prepared while the
+   * previous one is being written. A bulk load (≥ BULK_REBUILD_MIN rows that at least double the
+   * table) drops the HNSW index and builds it again after the rows are in — pgvector builds an
+   * index several times faster than it inserts into one row by row. Searches during such a load
+   * scan the table (still correct, slower); a load cut short leaves the index to `open` to build.
+   */
+  private async write(
+    items: readonly StoredItem[],
+    texts: readonly { text: string }[] = items.map((i) => embeddingText(i)),
+  ): Promise<void> {
+    if (items.length === 0) return;
+    const rebuild = items.length >= BULK_REBUILD_MIN && items.length >= (await this.count());
+    if (rebuild) await this.pool.query(`DROP INDEX IF EXISTS ${this.table}_embedding`);
+    try {
+      let pending: Promise<unknown> | undefined;
+      for (let i = 0; i < items.length; i += ROWS_PER_INSERT) {
+        const batch = items.slice(i, i + ROWS_PER_INSERT);
+        const vectors = await this.embedder.embed(
+          texts.slice(i, i + ROWS_PER_INSERT).map((t) => t.text),
+          'document',
         );
-        const p = (k: number) => `$${n * 11 + k}`;
-        return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}::jsonb,
+        const statement = this.insertStatement(batch, vectors);
+        await pending;
+        pending = this.pool.query(statement.text, statement.values);
+        // awaited on the next turn or after the loop; this only keeps a failure from going unhandled meanwhile
+        pending.catch(() => undefined);
+      }
+      await pending;
+    } finally {
+      if (rebuild) await this.createVectorIndex();
+    }
+  }
+
+  private insertStatement(batch: readonly StoredItem[], vectors: readonly number[][]): Statement {
+    const values: unknown[] = [];
+    const rows = batch.map((item, n) => {
+      const f = flattenItem(item);
+      values.push(
+        item.url,
+        item.site,
+        item['@type'],
+        item.name,
+        JSON.stringify(item.schema_object),
+        f.name.join(' '),
+        [...f.people, ...f.categories].join(' '),
+        f.text.join(' ').slice(0, 100_000),
+        vectorBinary(vectors[n]!),
+        this.embedder.id,
+        JSON.stringify(compactFacts(extractFacts(item.schema_object))),
+      );
+      const p = (k: number) => `$${n * 11 + k}`;
+      return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}::jsonb,
           setweight(to_tsvector('english', ${p(6)}), 'A') || setweight(to_tsvector('english', ${p(7)}), 'B') || setweight(to_tsvector('english', ${p(8)}), 'C'),
           ${p(9)}::vector, ${p(10)}, ${p(11)}::jsonb)`;
-      });
-      await this.pool.query(
-        `INSERT INTO ${this.table} (url, site, type, name, item, doc, embedding, embedder, facts) VALUES ${rows.join(',')}
+    });
+    return {
+      text: `INSERT INTO ${this.table} (url, site, type, name, item, doc, embedding, embedder, facts) VALUES ${rows.join(',')}
          ON CONFLICT (url) DO UPDATE SET site = EXCLUDED.site, type = EXCLUDED.type, name = EXCLUDED.name,
            item = EXCLUDED.item, doc = EXCLUDED.doc, embedding = EXCLUDED.embedding, embedder = EXCLUDED.embedder,
            facts = EXCLUDED.facts`,
-        params,
+      values,
+    };
+  }
+
+  /** The HNSW index (cosine) of the vector side, built with room to keep its graph in memory. */
+  private async createVectorIndex(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query(`SET maintenance_work_mem = '256MB'`);
+      await client.query(
+        `CREATE INDEX IF NOT EXISTS ${this.table}_embedding ON ${this.table} USING hnsw (embedding vector_cosine_ops)`,
       );
+      await client.query('RESET maintenance_work_mem');
+    } finally {
+      client.release();
     }
   }
 
@@ -489,44 +560,86 @@ export class PgStore {
   /** Nothing to do: every write is already committed. */
   async persist(): Promise<void> {}
 
-  async search(params: SearchParams): Promise<RetrievedItem[]> {
-    const parsed = parseQuery(params.query);
-    if (parsed.searchTerms.length === 0) return [];
+  /**
+   * The two halves of a plain search as statements: keyword (any of the query's words, ranked by
+   * ts_rank_cd over the weighted tsvector; the GIN index on `doc`) and vector (nearest by cosine
+   * distance; the HNSW index on `embedding`). `search` runs them; `explainSearch` explains them.
+   */
+  private async searchStatements(
+    params: SearchParams,
+  ): Promise<{ keyword?: Statement; vector?: Statement; numResults: number }> {
     const numResults = params.numResults ?? 50;
+    const parsed = parseQuery(params.query);
+    if (parsed.searchTerms.length === 0) return { numResults };
     const depth = Math.max(100, numResults * 2);
     const sites = params.site.includes('all') ? null : params.site;
     const types = params.types?.length ? params.types : null;
     const filter = `($2::text[] IS NULL OR site = ANY($2)) AND ($3::text[] IS NULL OR type = ANY($3))`;
-
-    // keyword: any of the query's words (OR), ranked by ts_rank_cd over the weighted tsvector
     const words = [
       ...new Set(tokenize(params.query).filter((w) => !STOPWORDS.has(w) && /^[\p{L}\p{N}]+$/u.test(w))),
     ];
     const keyword = words.length
-      ? (
-          await this.pool.query<{ url: string }>(
-            `WITH q AS (SELECT to_tsquery('english', $1) AS q)
-             SELECT url FROM ${this.table}, q WHERE doc @@ q.q AND ${filter}
-             ORDER BY ts_rank_cd(doc, q.q, 1) DESC, url LIMIT $4`,
-            [words.join(' | '), sites, types, depth],
-          )
-        ).rows.map((r) => r.url)
-      : [];
-
-    // vector: nearest by cosine distance through the HNSW index
+      ? {
+          text: `SELECT url FROM ${this.table} WHERE doc @@ to_tsquery('english', $1) AND ${filter}
+             ORDER BY ts_rank_cd(doc, to_tsquery('english', $1), 1) DESC, url LIMIT $4`,
+          values: [words.join(' | '), sites, types, depth],
+        }
+      : undefined;
     const [qv] = await this.embedder.embed([params.query], 'query');
+    // relaxed-order iterative scans (pgvector 0.8) may return rows a little out of order: sort them again
     const vector = qv
-      ? (
-          await this.pool.query<{ url: string; score: number }>(
-            `SELECT url, 1 - (embedding <=> $1::vector) AS score FROM ${this.table}
-             WHERE ${filter} AND embedding IS NOT NULL
-             ORDER BY embedding <=> $1::vector LIMIT $4`,
-            [vectorLiteral(qv), sites, types, depth],
-          )
-        ).rows
-          .filter((r) => r.score >= MIN_VECTOR_SCORE)
-          .map((r) => r.url)
-      : [];
+      ? {
+          text: `SELECT url, 1 - d AS score FROM (SELECT url, embedding <=> $1::vector AS d FROM ${this.table}
+             WHERE ${filter} AND embedding IS NOT NULL ORDER BY embedding <=> $1::vector LIMIT $4) nn ORDER BY d, url`,
+          values: [vectorBinary(qv), sites, types, depth],
+        }
+      : undefined;
+    return { ...(keyword ? { keyword } : {}), ...(vector ? { vector } : {}), numResults };
+  }
+
+  /**
+   * Runs a search statement on a connection set up for HNSW: ef_search of EF_SEARCH and, on
+   * pgvector 0.8 or later, iterative scans, so a site or type filter still fills its LIMIT.
+   */
+  private async onSearchConnection<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      if (!this.searchReady.has(client)) {
+        await client.query(`SET hnsw.ef_search = ${EF_SEARCH}`);
+        if (this.iterativeScans) await client.query(`SET hnsw.iterative_scan = relaxed_order`);
+        this.searchReady.add(client);
+      }
+      return await fn(client);
+    } finally {
+      client.release();
+    }
+  }
+
+  /** The query plans of a plain search's statements (EXPLAIN), to see which indexes they use. */
+  async explainSearch(params: SearchParams): Promise<{ keyword?: string; vector?: string }> {
+    const { keyword, vector } = await this.searchStatements(params);
+    const explain = async (st: Statement | undefined): Promise<string | undefined> =>
+      st &&
+      this.onSearchConnection(async (c) =>
+        (await c.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${st.text}`, st.values)).rows
+          .map((r) => r['QUERY PLAN'])
+          .join('\n'),
+      );
+    const [k, v] = [await explain(keyword), await explain(vector)];
+    return { ...(k ? { keyword: k } : {}), ...(v ? { vector: v } : {}) };
+  }
+
+  async search(params: SearchParams): Promise<RetrievedItem[]> {
+    const statements = await this.searchStatements(params);
+    const { numResults } = statements;
+    const run = async <R extends pg.QueryResultRow>(st: Statement | undefined): Promise<R[]> =>
+      st ? this.onSearchConnection(async (c) => (await c.query<R>(st.text, st.values)).rows) : [];
+    const [keywordRows, vectorRows] = await Promise.all([
+      run<{ url: string }>(statements.keyword),
+      run<{ url: string; score: number }>(statements.vector),
+    ]);
+    const keyword = keywordRows.map((r) => r.url);
+    const vector = vectorRows.filter((r) => r.score >= MIN_VECTOR_SCORE).map((r) => r.url);
 
     const fused = [
       ...reciprocalRankFusion([keyword, vector], RRF_K, [KEYWORD_WEIGHT, VECTOR_WEIGHT]).entries(),
