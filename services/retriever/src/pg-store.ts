@@ -35,10 +35,17 @@ const VECTOR_WEIGHT = 0.7;
 const MIN_VECTOR_SCORE = 0.08;
 /** Rows a multi-row INSERT carries (11 parameters a row; PostgreSQL takes at most 65,535). */
 const ROWS_PER_INSERT = 500;
-/** A write of at least this many rows that at least doubles the table rebuilds the HNSW index after it. */
+/**
+ * A write of at least this many rows, and at least a quarter of the table's, rebuilds the HNSW
+ * index after it: pgvector builds an index about eight times faster than it inserts into one.
+ */
 const BULK_REBUILD_MIN = 1_000;
-/** Candidates the HNSW scan keeps (pgvector's hnsw.ef_search; its default of 40 would cap a LIMIT 100). */
-const EF_SEARCH = 200;
+/**
+ * Candidates an HNSW scan keeps before pgvector 0.8 (hnsw.ef_search; the default of 40 would cap
+ * a LIMIT 100). From 0.8 iterative scans fill the LIMIT with the default, which also keeps the
+ * planner's cost of the index low enough that it takes it from a few thousand rows on.
+ */
+const EF_SEARCH = 100;
 
 /**
  * A vector in pgvector's binary wire format (int16 dimensions, int16 unused, float4 each, big-endian):
@@ -318,9 +325,8 @@ export class PgStore {
   /**
    * Embeds and writes rows (insert or replace by URL): multi-row INSERTs of ROWS_PER_INSERT rows,
    * each batch embedded in one call, vectors in binary, and the next batch prepared while the
-   * previous one is being written. A bulk load (≥ BULK_REBUILD_MIN rows that at least double the
-   * table) drops the HNSW index and builds it again after the rows are in — pgvector builds an
-   * index several times faster than it inserts into one row by row. Searches during such a load
+   * previous one is being written. A bulk load (≥ BULK_REBUILD_MIN rows, and ≥ a quarter of the
+   * table's) drops the HNSW index and builds it again after the rows are in. Searches during such a load
    * scan the table (still correct, slower); a load cut short leaves the index to `open` to build.
    */
   private async write(
@@ -328,7 +334,8 @@ export class PgStore {
     texts: readonly { text: string }[] = items.map((i) => embeddingText(i)),
   ): Promise<void> {
     if (items.length === 0) return;
-    const rebuild = items.length >= BULK_REBUILD_MIN && items.length >= (await this.count());
+    const before = await this.count();
+    const rebuild = items.length >= BULK_REBUILD_MIN && items.length * 4 >= before;
     if (rebuild) await this.pool.query(`DROP INDEX IF EXISTS ${this.table}_embedding`);
     try {
       let pending: Promise<unknown> | undefined;
@@ -348,6 +355,12 @@ export class PgStore {
     } finally {
       if (rebuild) await this.createVectorIndex();
     }
+    // As autovacuum would, sooner (PGlite has none): fresh statistics after a write of a tenth of
+    // the table or more, so the planner sees how few rows a site or a word has; and after a bulk
+    // load a VACUUM, which also moves the GIN index's pending list into the index proper — while
+    // rows wait there, keyword searches cost the planner a scan of the list and it takes none.
+    if (rebuild) await this.pool.query(`VACUUM ANALYZE ${this.table}`);
+    else if (items.length * 10 >= before) await this.pool.query(`ANALYZE ${this.table}`);
   }
 
   private insertStatement(batch: readonly StoredItem[], vectors: readonly number[][]): Statement {
@@ -598,15 +611,15 @@ export class PgStore {
   }
 
   /**
-   * Runs a search statement on a connection set up for HNSW: ef_search of EF_SEARCH and, on
-   * pgvector 0.8 or later, iterative scans, so a site or type filter still fills its LIMIT.
+   * Runs a search statement on a connection set up for HNSW: on pgvector 0.8 or later iterative
+   * scans (relaxed order), so a site or type filter still fills its LIMIT; before, EF_SEARCH.
    */
   private async onSearchConnection<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     try {
       if (!this.searchReady.has(client)) {
-        await client.query(`SET hnsw.ef_search = ${EF_SEARCH}`);
         if (this.iterativeScans) await client.query(`SET hnsw.iterative_scan = relaxed_order`);
+        else await client.query(`SET hnsw.ef_search = ${EF_SEARCH}`);
         this.searchReady.add(client);
       }
       return await fn(client);
