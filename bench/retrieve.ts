@@ -9,11 +9,21 @@
  *   npm run bench:retrieve                      (sizes 3000,30000; backends embedded,pg)
  *   npm run bench:retrieve -- --sizes 3000,30000,300000 --backends embedded
  *   ASKBUS_BENCH_SIZES=300000 ASKBUS_BENCH_BACKENDS=pg ASKBUS_BENCH_ROUNDS=3 npm run bench:retrieve
+ *   npm run bench:retrieve -- --sizes 300000 --backends embedded --merge   (adds to the last results)
  *
  * Writes bench/results/retrieve.json and bench/results/retrieve.md.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -314,6 +324,15 @@ if (process.argv[2] === '--child') {
   }
   const dir = join(fileURLToPath(new URL('.', import.meta.url)), 'results');
   mkdirSync(dir, { recursive: true });
+  // --merge: keep the earlier file's other sizes and backends (a 300k run on its own, say)
+  if (process.argv.includes('--merge') && existsSync(join(dir, 'retrieve.json'))) {
+    const earlier = z
+      .object({ results: z.array(ChildResult) })
+      .parse(JSON.parse(readFileSync(join(dir, 'retrieve.json'), 'utf8')));
+    for (const r of earlier.results)
+      if (!results.some((x) => x.size === r.size && x.backend === r.backend)) results.push(r);
+    results.sort((a, b) => a.size - b.size || (a.backend < b.backend ? -1 : 1));
+  }
   const md = report(results, args.rounds);
   writeFileSync(
     join(dir, 'retrieve.json'),
