@@ -510,17 +510,6 @@ export class PgStore {
         `($2::text[] IS NULL OR type = ANY($2))`,
         ...constraints.map((k) => where.constraint(k)),
       ];
-      const count = await this.pool.query<{ n: string }>(
-        `SELECT count(*) AS n FROM ${this.table} WHERE ${conds.join(' AND ')}`,
-        where.params,
-      );
-      const matched = Number(count.rows[0]?.n ?? 0);
-      if (matched === 0 && constraints.length > 0) {
-        const drop = weakest(constraints)!;
-        constraints = constraints.filter((k) => k !== drop);
-        relaxed.push(drop.text);
-        continue;
-      }
       const text = (u.freeText.trim() || u.text).slice(0, 2_000);
       const words = [
         ...new Set(tokenize(text).filter((w) => !STOPWORDS.has(w) && /^[\p{L}\p{N}]+$/u.test(w))),
@@ -529,13 +518,22 @@ export class PgStore {
       const rankExpr = `ts_rank_cd(doc, to_tsquery('english', ${textParam}), 1)`;
       const orderExpr = where.orderExpression(question) ?? rankExpr;
       const depth = where.param(Math.max(numResults * 4, 200));
+      // the constraints (a scan of the site's facts) are tested once: the count of all matching
+      // rows comes with the first `depth` of them
       const rows = await this.pool.query<
-        ItemRow & { facts: Record<string, (number | string)[]> | null; text_rank: number }
+        ItemRow & { facts: Record<string, (number | string)[]> | null; text_rank: number; matched: string }
       >(
-        `SELECT url, name, site, type, item, facts, ${rankExpr} AS text_rank FROM ${this.table}
-          WHERE ${conds.join(' AND ')} ORDER BY ${orderExpr} DESC NULLS LAST, url LIMIT ${depth}`,
+        `SELECT url, name, site, type, item, facts, ${rankExpr} AS text_rank, count(*) OVER () AS matched
+           FROM ${this.table} WHERE ${conds.join(' AND ')} ORDER BY ${orderExpr} DESC NULLS LAST, url LIMIT ${depth}`,
         where.params,
       );
+      const matched = Number(rows.rows[0]?.matched ?? 0);
+      if (matched === 0 && constraints.length > 0) {
+        const drop = weakest(constraints)!;
+        constraints = constraints.filter((k) => k !== drop);
+        relaxed.push(drop.text);
+        continue;
+      }
       const relaxedU = { ...question, constraints };
       const candidates: Candidate[] = [];
       for (const row of rows.rows) {
