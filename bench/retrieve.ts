@@ -85,6 +85,7 @@ function argValue(name: string): string | undefined {
 const ChildResult = z.object({
   backend: Backend,
   size: z.number(),
+  rounds: z.number().optional(),
   loadSeconds: z.number(),
   loadItemsPerSecond: z.number(),
   diskBytes: z.number(),
@@ -198,6 +199,7 @@ async function runOne(backend: Backend, size: number, rounds: number): Promise<C
     return {
       backend,
       size,
+      rounds,
       loadSeconds,
       loadItemsPerSecond: size / loadSeconds,
       diskBytes,
@@ -257,7 +259,8 @@ function overlap(a: ChildResult, b: ChildResult): number {
   return per.reduce((x, y) => x + y, 0) / per.length;
 }
 
-function report(results: ChildResult[], rounds: number): string {
+function report(results: ChildResult[], runRounds: number): string {
+  const rounds = [...new Set(results.map((r) => r.rounds ?? runRounds))].join(' or ');
   const lines = [
     '# bench:retrieve',
     '',
