@@ -518,16 +518,30 @@ export class PgStore {
       const rankExpr = `ts_rank_cd(doc, to_tsquery('english', ${textParam}), 1)`;
       const orderExpr = where.orderExpression(question) ?? rankExpr;
       const depth = where.param(Math.max(numResults * 4, 200));
-      // the constraints (a scan of the site's facts) are tested once: the count of all matching
-      // rows comes with the first `depth` of them
-      const rows = await this.pool.query<
-        ItemRow & { facts: Record<string, (number | string)[]> | null; text_rank: number; matched: string }
-      >(
-        `SELECT url, name, site, type, item, facts, ${rankExpr} AS text_rank, count(*) OVER () AS matched
-           FROM ${this.table} WHERE ${conds.join(' AND ')} ORDER BY ${orderExpr} DESC NULLS LAST, url LIMIT ${depth}`,
-        where.params,
-      );
-      const matched = Number(rows.rows[0]?.matched ?? 0);
+      // With constraints (a scan of the site's facts) the count of matching rows comes with the
+      // rows (count(*) OVER ()), so they are tested once. Without, a count by the site index is
+      // cheaper than a window that holds every row of the site before the sort.
+      const windowed = constraints.length > 0;
+      const [rows, counted] = await Promise.all([
+        this.pool.query<
+          ItemRow & {
+            facts: Record<string, (number | string)[]> | null;
+            text_rank: number;
+            matched: string | null;
+          }
+        >(
+          `SELECT url, name, site, type, item, facts, ${rankExpr} AS text_rank, ${windowed ? 'count(*) OVER ()' : 'NULL'} AS matched
+             FROM ${this.table} WHERE ${conds.join(' AND ')} ORDER BY ${orderExpr} DESC NULLS LAST, url LIMIT ${depth}`,
+          where.params,
+        ),
+        windowed
+          ? undefined
+          : this.pool.query<{ n: string }>(
+              `SELECT count(*) AS n FROM ${this.table} WHERE ${conds.join(' AND ')}`,
+              where.params.slice(0, 2),
+            ),
+      ]);
+      const matched = Number((counted ? counted.rows[0]?.n : rows.rows[0]?.matched) ?? 0);
       if (matched === 0 && constraints.length > 0) {
         const drop = weakest(constraints)!;
         constraints = constraints.filter((k) => k !== drop);
