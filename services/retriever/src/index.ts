@@ -16,6 +16,8 @@ export * from './pg-store';
 export * from './vectors';
 export * from './structured-search';
 export * from './cross-site';
+export * from './multi-store';
+export * from './open-store';
 
 /** The queue group of every retriever replica. */
 export const RETRIEVER_SERVICE = 'retriever';

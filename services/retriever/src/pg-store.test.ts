@@ -247,6 +247,43 @@ for (const target of targets) {
       }
     });
 
+    it('takes the GIN and HNSW indexes in its real search statements (EXPLAIN), after a bulk load', async (ctx) => {
+      if (skip) ctx.skip();
+      // every demo item (3,606) in a table of its own: one bulk load builds the HNSW index after
+      // the rows and VACUUM ANALYZEs, so the planner has statistics and no GIN pending list
+      const own = `${table}_plans`;
+      const big = await PgStore.open({ connectionString: server.url, table: own, maxConnections: 2 });
+      try {
+        const t = performance.now();
+        for (const s of demo) await big.upsert(s.site, s.items);
+        const perSecond = (3606 / (performance.now() - t)) * 1000;
+        console.log(`bulk load of the demo sites into PGlite: ${Math.round(perSecond)} items/s`);
+        const gin = `Bitmap Index Scan on ${own}_doc`;
+        const hnsw = `Index Scan using ${own}_embedding`;
+        for (const ask of [
+          { query: 'westerns with clint eastwood', site: ['movies'] },
+          { query: 'extraterrestrial', site: ['all'] },
+        ]) {
+          const plan = await big.explainSearch(ask);
+          expect(plan.keyword, ask.query).toContain(gin);
+          expect(plan.vector, ask.query).toContain(hnsw);
+        }
+        // a small site: its words through GIN; its few rows by the site index, sorted (no HNSW needed)
+        const cars = await big.explainSearch({ query: 'ford pickup', site: ['cars'] });
+        expect(cars.keyword).toContain(gin);
+        expect(cars.vector).toContain(`Bitmap Index Scan on ${own}_site`);
+        expect((await big.search({ query: 'extraterrestrial', site: ['all'], numResults: 100 })).length).toBe(
+          100,
+        );
+      } finally {
+        const c = new pg.Client({ connectionString: server.url });
+        await c.connect();
+        await c.query(`DROP TABLE IF EXISTS ${own}`);
+        await c.end();
+        await big.close();
+      }
+    }, 120_000);
+
     it('deletes a site', async (ctx) => {
       if (skip) ctx.skip();
       expect(await store.deleteSite('cars')).toBe(100);

@@ -33,10 +33,42 @@ const RRF_K = 60;
 const KEYWORD_WEIGHT = 1;
 const VECTOR_WEIGHT = 0.7;
 const MIN_VECTOR_SCORE = 0.08;
-const ROWS_PER_INSERT = 200;
+/** Rows a multi-row INSERT carries (11 parameters a row; PostgreSQL takes at most 65,535). */
+const ROWS_PER_INSERT = 500;
+/**
+ * A write of at least this many rows, and at least a sixth of the table's, rebuilds the HNSW
+ * index after it: pgvector (in PGlite) builds an index about eight times faster a row than it
+ * inserts into one (0.55 against 4.3 ms a row), so rebuilding the N + M rows costs less than
+ * inserting M once M > N / 7.
+ */
+const BULK_REBUILD_MIN = 1_000;
+/**
+ * Candidates an HNSW scan keeps before pgvector 0.8 (hnsw.ef_search; the default of 40 would cap
+ * a LIMIT 100). From 0.8 iterative scans fill the LIMIT with the default, which also keeps the
+ * planner's cost of the index low enough that it takes it from a few thousand rows on.
+ */
+const EF_SEARCH = 100;
 
-const vectorLiteral = (v: readonly number[]): string =>
-  `[${v.map((x) => (Number.isFinite(x) ? x : 0)).join(',')}]`;
+/**
+ * A vector in pgvector's binary wire format (int16 dimensions, int16 unused, float4 each, big-endian):
+ * a quarter of the bytes of its text form, and no float printing or parsing.
+ */
+export function vectorBinary(v: readonly number[]): Buffer {
+  const buf = Buffer.allocUnsafe(4 + 4 * v.length);
+  buf.writeInt16BE(v.length, 0);
+  buf.writeInt16BE(0, 2);
+  for (let i = 0; i < v.length; i++) {
+    const x = v[i]!;
+    buf.writeFloatBE(Number.isFinite(x) ? x : 0, 4 + 4 * i);
+  }
+  return buf;
+}
+
+/** A statement and its parameters. */
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
 
 interface ItemRow {
   url: string;
@@ -136,6 +168,10 @@ export class PgStore {
   private readonly table: string;
   /** Each site's profile and the names index, learned from the rows on open and kept by this store's writes. */
   readonly catalog = new SiteCatalog(false);
+  /** pgvector 0.8 or later: filtered HNSW scans go on until their LIMIT is filled. */
+  private iterativeScans = false;
+  /** Connections whose HNSW settings are made (see onSearchConnection). */
+  private readonly searchReady = new WeakSet<pg.PoolClient>();
 
   private constructor(opts: PgStoreOptions) {
     this.table = opts.table ?? 'askbus_items';
@@ -168,6 +204,11 @@ export class PgStore {
     const t = this.table;
     const d = this.embedder.dimensions;
     await this.pool.query('CREATE EXTENSION IF NOT EXISTS vector');
+    const ext = await this.pool.query<{ v: string }>(
+      `SELECT extversion AS v FROM pg_extension WHERE extname = 'vector'`,
+    );
+    const [major = 0, minor = 0] = (ext.rows[0]?.v ?? '0').split('.').map(Number);
+    this.iterativeScans = major > 0 || minor >= 8;
     await this.pool.query(`CREATE TABLE IF NOT EXISTS ${t} (
       url text PRIMARY KEY,
       site text NOT NULL,
@@ -182,9 +223,7 @@ export class PgStore {
     await this.pool.query(`ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS facts jsonb`);
     await this.pool.query(`CREATE INDEX IF NOT EXISTS ${t}_site ON ${t} (site, type)`);
     await this.pool.query(`CREATE INDEX IF NOT EXISTS ${t}_doc ON ${t} USING gin (doc)`);
-    await this.pool.query(
-      `CREATE INDEX IF NOT EXISTS ${t}_embedding ON ${t} USING hnsw (embedding vector_cosine_ops)`,
-    );
+    await this.createVectorIndex();
     const cols = await this.pool.query<{ dims: number }>(
       `SELECT atttypmod AS dims FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'embedding'`,
       [t],
@@ -276,51 +315,98 @@ export class PgStore {
         this.catalog.remove(before);
       }
     }
-    await this.write(latest);
-    for (const item of latest) {
-      const e = embeddingText(item);
-      this.vocabulary.observe(e.text, e.categories);
+    const texts = latest.map((item) => embeddingText(item));
+    await this.write(latest, texts);
+    latest.forEach((item, n) => {
+      this.vocabulary.observe(texts[n]!.text, texts[n]!.categories);
       this.catalog.add(item);
-    }
+    });
     return { upserted: latest.length, total: await this.count(), ...(refused.length ? { refused } : {}) };
   }
 
-  /** Embeds and writes rows (insert or replace by URL). */
-  private async write(items: readonly StoredItem[]): Promise<void> {
-    for (let i = 0; i < items.length; i += ROWS_PER_INSERT) {
-      const batch = items.slice(i, i + ROWS_PER_INSERT);
-      const vectors = await this.embedder.embed(
-        batch.map((it) => embeddingText(it).text),
-        'document',
-      );
-      const params: unknown[] = [];
-      const rows = batch.map((item, n) => {
-        const f = flattenItem(item);
-        params.push(
-          item.url,
-          item.site,
-          item['@type'],
-          item.name,
-          JSON.stringify(item.schema_object),
-          f.name.join(' '),
-          [...f.people, ...f.categories].join(' '),
-          f.text.join(' ').slice(0, 100_000),
-          vectorLiteral(vectors[n]!),
-          this.embedder.id,
-          JSON.stringify(compactFacts(extractFacts(item.schema_object))),
+  /**
+   * Embeds and writes rows (insert or replace by URL): multi-row INSERTs of ROWS_PER_INSERT rows,
+   * each batch embedded in one call, vectors in binary, and the next batch prepared while the
+   * previous one is being written. A bulk load (≥ BULK_REBUILD_MIN rows, and ≥ a sixth of the
+   * table's) drops the HNSW index and builds it again after the rows are in. Searches during such a load
+   * scan the table (still correct, slower); a load cut short leaves the index to `open` to build.
+   */
+  private async write(
+    items: readonly StoredItem[],
+    texts: readonly { text: string }[] = items.map((i) => embeddingText(i)),
+  ): Promise<void> {
+    if (items.length === 0) return;
+    const before = await this.count();
+    const rebuild = items.length >= BULK_REBUILD_MIN && items.length * 6 >= before;
+    if (rebuild) await this.pool.query(`DROP INDEX IF EXISTS ${this.table}_embedding`);
+    try {
+      let pending: Promise<unknown> | undefined;
+      for (let i = 0; i < items.length; i += ROWS_PER_INSERT) {
+        const batch = items.slice(i, i + ROWS_PER_INSERT);
+        const vectors = await this.embedder.embed(
+          texts.slice(i, i + ROWS_PER_INSERT).map((t) => t.text),
+          'document',
         );
-        const p = (k: number) => `$${n * 11 + k}`;
-        return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}::jsonb,
+        const statement = this.insertStatement(batch, vectors);
+        await pending;
+        pending = this.pool.query(statement.text, statement.values);
+        // awaited on the next turn or after the loop; this only keeps a failure from going unhandled meanwhile
+        pending.catch(() => undefined);
+      }
+      await pending;
+    } finally {
+      if (rebuild) await this.createVectorIndex();
+    }
+    // As autovacuum would, sooner (PGlite has none): fresh statistics after a write of a tenth of
+    // the table or more, so the planner sees how few rows a site or a word has; and after a bulk
+    // load a VACUUM, which also moves the GIN index's pending list into the index proper — while
+    // rows wait there, keyword searches cost the planner a scan of the list and it takes none.
+    if (rebuild) await this.pool.query(`VACUUM ANALYZE ${this.table}`);
+    else if (items.length * 10 >= before) await this.pool.query(`ANALYZE ${this.table}`);
+  }
+
+  private insertStatement(batch: readonly StoredItem[], vectors: readonly number[][]): Statement {
+    const values: unknown[] = [];
+    const rows = batch.map((item, n) => {
+      const f = flattenItem(item);
+      values.push(
+        item.url,
+        item.site,
+        item['@type'],
+        item.name,
+        JSON.stringify(item.schema_object),
+        f.name.join(' '),
+        [...f.people, ...f.categories].join(' '),
+        f.text.join(' ').slice(0, 100_000),
+        vectorBinary(vectors[n]!),
+        this.embedder.id,
+        JSON.stringify(compactFacts(extractFacts(item.schema_object))),
+      );
+      const p = (k: number) => `$${n * 11 + k}`;
+      return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}::jsonb,
           setweight(to_tsvector('english', ${p(6)}), 'A') || setweight(to_tsvector('english', ${p(7)}), 'B') || setweight(to_tsvector('english', ${p(8)}), 'C'),
           ${p(9)}::vector, ${p(10)}, ${p(11)}::jsonb)`;
-      });
-      await this.pool.query(
-        `INSERT INTO ${this.table} (url, site, type, name, item, doc, embedding, embedder, facts) VALUES ${rows.join(',')}
+    });
+    return {
+      text: `INSERT INTO ${this.table} (url, site, type, name, item, doc, embedding, embedder, facts) VALUES ${rows.join(',')}
          ON CONFLICT (url) DO UPDATE SET site = EXCLUDED.site, type = EXCLUDED.type, name = EXCLUDED.name,
            item = EXCLUDED.item, doc = EXCLUDED.doc, embedding = EXCLUDED.embedding, embedder = EXCLUDED.embedder,
            facts = EXCLUDED.facts`,
-        params,
+      values,
+    };
+  }
+
+  /** The HNSW index (cosine) of the vector side, built with room to keep its graph in memory. */
+  private async createVectorIndex(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query(`SET maintenance_work_mem = '256MB'`);
+      await client.query(
+        `CREATE INDEX IF NOT EXISTS ${this.table}_embedding ON ${this.table} USING hnsw (embedding vector_cosine_ops)`,
       );
+      await client.query('RESET maintenance_work_mem');
+    } finally {
+      client.release();
     }
   }
 
@@ -424,17 +510,6 @@ export class PgStore {
         `($2::text[] IS NULL OR type = ANY($2))`,
         ...constraints.map((k) => where.constraint(k)),
       ];
-      const count = await this.pool.query<{ n: string }>(
-        `SELECT count(*) AS n FROM ${this.table} WHERE ${conds.join(' AND ')}`,
-        where.params,
-      );
-      const matched = Number(count.rows[0]?.n ?? 0);
-      if (matched === 0 && constraints.length > 0) {
-        const drop = weakest(constraints)!;
-        constraints = constraints.filter((k) => k !== drop);
-        relaxed.push(drop.text);
-        continue;
-      }
       const text = (u.freeText.trim() || u.text).slice(0, 2_000);
       const words = [
         ...new Set(tokenize(text).filter((w) => !STOPWORDS.has(w) && /^[\p{L}\p{N}]+$/u.test(w))),
@@ -443,13 +518,36 @@ export class PgStore {
       const rankExpr = `ts_rank_cd(doc, to_tsquery('english', ${textParam}), 1)`;
       const orderExpr = where.orderExpression(question) ?? rankExpr;
       const depth = where.param(Math.max(numResults * 4, 200));
-      const rows = await this.pool.query<
-        ItemRow & { facts: Record<string, (number | string)[]> | null; text_rank: number }
-      >(
-        `SELECT url, name, site, type, item, facts, ${rankExpr} AS text_rank FROM ${this.table}
-          WHERE ${conds.join(' AND ')} ORDER BY ${orderExpr} DESC NULLS LAST, url LIMIT ${depth}`,
-        where.params,
-      );
+      // With constraints (a scan of the site's facts) the count of matching rows comes with the
+      // rows (count(*) OVER ()), so they are tested once. Without, a count by the site index is
+      // cheaper than a window that holds every row of the site before the sort.
+      const windowed = constraints.length > 0;
+      const [rows, counted] = await Promise.all([
+        this.pool.query<
+          ItemRow & {
+            facts: Record<string, (number | string)[]> | null;
+            text_rank: number;
+            matched: string | null;
+          }
+        >(
+          `SELECT url, name, site, type, item, facts, ${rankExpr} AS text_rank, ${windowed ? 'count(*) OVER ()' : 'NULL'} AS matched
+             FROM ${this.table} WHERE ${conds.join(' AND ')} ORDER BY ${orderExpr} DESC NULLS LAST, url LIMIT ${depth}`,
+          where.params,
+        ),
+        windowed
+          ? undefined
+          : this.pool.query<{ n: string }>(
+              `SELECT count(*) AS n FROM ${this.table} WHERE ${conds.join(' AND ')}`,
+              where.params.slice(0, 2),
+            ),
+      ]);
+      const matched = Number((counted ? counted.rows[0]?.n : rows.rows[0]?.matched) ?? 0);
+      if (matched === 0 && constraints.length > 0) {
+        const drop = weakest(constraints)!;
+        constraints = constraints.filter((k) => k !== drop);
+        relaxed.push(drop.text);
+        continue;
+      }
       const relaxedU = { ...question, constraints };
       const candidates: Candidate[] = [];
       for (const row of rows.rows) {
@@ -489,44 +587,86 @@ export class PgStore {
   /** Nothing to do: every write is already committed. */
   async persist(): Promise<void> {}
 
-  async search(params: SearchParams): Promise<RetrievedItem[]> {
-    const parsed = parseQuery(params.query);
-    if (parsed.searchTerms.length === 0) return [];
+  /**
+   * The two halves of a plain search as statements: keyword (any of the query's words, ranked by
+   * ts_rank_cd over the weighted tsvector; the GIN index on `doc`) and vector (nearest by cosine
+   * distance; the HNSW index on `embedding`). `search` runs them; `explainSearch` explains them.
+   */
+  private async searchStatements(
+    params: SearchParams,
+  ): Promise<{ keyword?: Statement; vector?: Statement; numResults: number }> {
     const numResults = params.numResults ?? 50;
+    const parsed = parseQuery(params.query);
+    if (parsed.searchTerms.length === 0) return { numResults };
     const depth = Math.max(100, numResults * 2);
     const sites = params.site.includes('all') ? null : params.site;
     const types = params.types?.length ? params.types : null;
     const filter = `($2::text[] IS NULL OR site = ANY($2)) AND ($3::text[] IS NULL OR type = ANY($3))`;
-
-    // keyword: any of the query's words (OR), ranked by ts_rank_cd over the weighted tsvector
     const words = [
       ...new Set(tokenize(params.query).filter((w) => !STOPWORDS.has(w) && /^[\p{L}\p{N}]+$/u.test(w))),
     ];
     const keyword = words.length
-      ? (
-          await this.pool.query<{ url: string }>(
-            `WITH q AS (SELECT to_tsquery('english', $1) AS q)
-             SELECT url FROM ${this.table}, q WHERE doc @@ q.q AND ${filter}
-             ORDER BY ts_rank_cd(doc, q.q, 1) DESC, url LIMIT $4`,
-            [words.join(' | '), sites, types, depth],
-          )
-        ).rows.map((r) => r.url)
-      : [];
-
-    // vector: nearest by cosine distance through the HNSW index
+      ? {
+          text: `SELECT url FROM ${this.table} WHERE doc @@ to_tsquery('english', $1) AND ${filter}
+             ORDER BY ts_rank_cd(doc, to_tsquery('english', $1), 1) DESC, url LIMIT $4`,
+          values: [words.join(' | '), sites, types, depth],
+        }
+      : undefined;
     const [qv] = await this.embedder.embed([params.query], 'query');
+    // relaxed-order iterative scans (pgvector 0.8) may return rows a little out of order: sort them again
     const vector = qv
-      ? (
-          await this.pool.query<{ url: string; score: number }>(
-            `SELECT url, 1 - (embedding <=> $1::vector) AS score FROM ${this.table}
-             WHERE ${filter} AND embedding IS NOT NULL
-             ORDER BY embedding <=> $1::vector LIMIT $4`,
-            [vectorLiteral(qv), sites, types, depth],
-          )
-        ).rows
-          .filter((r) => r.score >= MIN_VECTOR_SCORE)
-          .map((r) => r.url)
-      : [];
+      ? {
+          text: `SELECT url, 1 - d AS score FROM (SELECT url, embedding <=> $1::vector AS d FROM ${this.table}
+             WHERE ${filter} AND embedding IS NOT NULL ORDER BY embedding <=> $1::vector LIMIT $4) nn ORDER BY d, url`,
+          values: [vectorBinary(qv), sites, types, depth],
+        }
+      : undefined;
+    return { ...(keyword ? { keyword } : {}), ...(vector ? { vector } : {}), numResults };
+  }
+
+  /**
+   * Runs a search statement on a connection set up for HNSW: on pgvector 0.8 or later iterative
+   * scans (relaxed order), so a site or type filter still fills its LIMIT; before, EF_SEARCH.
+   */
+  private async onSearchConnection<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      if (!this.searchReady.has(client)) {
+        if (this.iterativeScans) await client.query(`SET hnsw.iterative_scan = relaxed_order`);
+        else await client.query(`SET hnsw.ef_search = ${EF_SEARCH}`);
+        this.searchReady.add(client);
+      }
+      return await fn(client);
+    } finally {
+      client.release();
+    }
+  }
+
+  /** The query plans of a plain search's statements (EXPLAIN), to see which indexes they use. */
+  async explainSearch(params: SearchParams): Promise<{ keyword?: string; vector?: string }> {
+    const { keyword, vector } = await this.searchStatements(params);
+    const explain = async (st: Statement | undefined): Promise<string | undefined> =>
+      st &&
+      this.onSearchConnection(async (c) =>
+        (await c.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${st.text}`, st.values)).rows
+          .map((r) => r['QUERY PLAN'])
+          .join('\n'),
+      );
+    const [k, v] = [await explain(keyword), await explain(vector)];
+    return { ...(k ? { keyword: k } : {}), ...(v ? { vector: v } : {}) };
+  }
+
+  async search(params: SearchParams): Promise<RetrievedItem[]> {
+    const statements = await this.searchStatements(params);
+    const { numResults } = statements;
+    const run = async <R extends pg.QueryResultRow>(st: Statement | undefined): Promise<R[]> =>
+      st ? this.onSearchConnection(async (c) => (await c.query<R>(st.text, st.values)).rows) : [];
+    const [keywordRows, vectorRows] = await Promise.all([
+      run<{ url: string }>(statements.keyword),
+      run<{ url: string; score: number }>(statements.vector),
+    ]);
+    const keyword = keywordRows.map((r) => r.url);
+    const vector = vectorRows.filter((r) => r.score >= MIN_VECTOR_SCORE).map((r) => r.url);
 
     const fused = [
       ...reciprocalRankFusion([keyword, vector], RRF_K, [KEYWORD_WEIGHT, VECTOR_WEIGHT]).entries(),

@@ -1,0 +1,350 @@
+/**
+ * bench:retrieve — the retriever's stores at growing sizes, side by side: synthetic items from
+ * the demo data (bench/retrieve-data.ts) loaded into the embedded IndexStore (files in a temp
+ * directory) and into PgStore (PGlite + pgvector, over pglite-socket, in the same process), then
+ * 20 questions — plain ones and ones with years, ranges and superlatives, each with the
+ * understanding the router would send — straight through each store's searchWithOutcome.
+ * Each (size, backend) runs in a child process of its own, so its RSS is its own.
+ *
+ *   npm run bench:retrieve                      (sizes 3000,30000; backends embedded,pg)
+ *   npm run bench:retrieve -- --sizes 3000,30000,300000 --backends embedded
+ *   ASKBUS_BENCH_SIZES=300000 ASKBUS_BENCH_BACKENDS=pg ASKBUS_BENCH_ROUNDS=3 npm run bench:retrieve
+ *   npm run bench:retrieve -- --sizes 300000 --backends embedded --merge   (adds to the last results)
+ *
+ * Writes bench/results/retrieve.json and bench/results/retrieve.md.
+ */
+import { spawn } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import pg from 'pg';
+import { WordNet } from '@askbus/embeddings';
+import { IndexStore, PgStore, type RetrieverStore } from '@askbus/retriever';
+import { testSite } from '@askbus/understand/testing';
+import { percentile } from './stats';
+import { syntheticItems } from './retrieve-data';
+
+const QUERIES: { site: 'movies' | 'cars'; query: string }[] = [
+  // plain: words and meaning
+  { site: 'movies', query: 'westerns with clint eastwood' },
+  { site: 'movies', query: 'extraterrestrial invasion' },
+  { site: 'movies', query: 'romantic comedy in new york' },
+  { site: 'movies', query: 'movies about the mafia' },
+  { site: 'movies', query: 'horror films with zombies' },
+  { site: 'movies', query: 'documentary about music' },
+  { site: 'cars', query: 'ford pickup' },
+  { site: 'cars', query: 'toyota corolla' },
+  // structured: years, ranges, superlatives, derived quantities
+  { site: 'cars', query: 'heavy 8-cylinder cars from the early 70s' },
+  { site: 'cars', query: 'cars with over 200 hp' },
+  { site: 'cars', query: 'the most powerful cars' },
+  { site: 'cars', query: 'fuel efficient japanese cars' },
+  { site: 'cars', query: 'european cars from the late seventies' },
+  { site: 'cars', query: 'six-cylinder cars made in 1976' },
+  { site: 'cars', query: 'most economical cars from 1982' },
+  { site: 'movies', query: 'movies that lost money' },
+  { site: 'movies', query: 'the highest rated movies' },
+  { site: 'movies', query: 'comedies from the 90s' },
+  { site: 'movies', query: 'movies with a budget over 100 million' },
+  { site: 'movies', query: 'highest grossing movies of 2000' },
+];
+
+const Backend = z.enum(['embedded', 'pg']);
+type Backend = z.infer<typeof Backend>;
+const list = (s: string) =>
+  s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+const Args = z.object({
+  sizes: z.array(z.coerce.number().int().positive().max(1_000_000)).min(1),
+  backends: z.array(Backend).min(1),
+  rounds: z.coerce.number().int().positive().max(100),
+});
+
+function argValue(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+const ChildResult = z.object({
+  backend: Backend,
+  size: z.number(),
+  rounds: z.number().optional(),
+  loadSeconds: z.number(),
+  loadItemsPerSecond: z.number(),
+  diskBytes: z.number(),
+  rssBytes: z.number(),
+  p50Ms: z.number(),
+  p99Ms: z.number(),
+  meanMs: z.number(),
+  perQuery: z.array(
+    z.object({ query: z.string(), p50Ms: z.number(), results: z.number(), top: z.array(z.string()) }),
+  ),
+});
+type ChildResult = z.infer<typeof ChildResult>;
+
+function dirBytes(dir: string): number {
+  let n = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    n += e.isDirectory() ? dirBytes(p) : statSync(p).size;
+  }
+  return n;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+interface Opened {
+  store: RetrieverStore;
+  diskBytes(): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function openBackend(backend: Backend): Promise<Opened> {
+  if (backend === 'embedded') {
+    const dir = mkdtempSync(join(tmpdir(), 'askbus-bench-retrieve-'));
+    const store = await IndexStore.open({ dataDir: dir });
+    return {
+      store,
+      diskBytes: async () => dirBytes(dir),
+      close: async () => {
+        await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  const db = await PGlite.create({ extensions: { vector } });
+  const port = await freePort();
+  const server = new PGLiteSocketServer({ db, port, host: '127.0.0.1', maxConnections: 4 });
+  await server.start();
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const store = await PgStore.open({ connectionString: url, maxConnections: 4 });
+  return {
+    store,
+    diskBytes: async () => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      try {
+        const r = await c.query<{ n: string }>(`SELECT pg_total_relation_size('askbus_items') AS n`);
+        return Number(r.rows[0]?.n ?? 0);
+      } finally {
+        await c.end();
+      }
+    },
+    close: async () => {
+      await store.close();
+      await server.stop();
+      await db.close();
+    },
+  };
+}
+
+/** One backend at one size, in this process: load, then the questions `rounds` times after a warm-up. */
+async function runOne(backend: Backend, size: number, rounds: number): Promise<ChildResult> {
+  const bySite = syntheticItems(size);
+  WordNet.get(); // the local model's word net loads once per process: not part of the load
+  const understandings = QUERIES.map((q) => testSite(q.site).ask(q.query));
+  let peakRss = process.memoryUsage().rss;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
+  const opened = await openBackend(backend);
+  try {
+    const t0 = performance.now();
+    for (const [site, items] of bySite) await opened.store.upsert(site, items);
+    await opened.store.persist();
+    const loadSeconds = (performance.now() - t0) / 1000;
+    const ask = async (i: number) => {
+      const q = QUERIES[i]!;
+      const t = performance.now();
+      const r = await opened.store.searchWithOutcome({
+        query: q.query,
+        site: [q.site],
+        numResults: 50,
+        understanding: understandings[i]!,
+      });
+      return { ms: performance.now() - t, items: r.items };
+    };
+    const first: Awaited<ReturnType<typeof ask>>[] = [];
+    for (let i = 0; i < QUERIES.length; i++) first.push(await ask(i)); // warm-up, and the results
+    const samples: number[][] = QUERIES.map(() => []);
+    for (let r = 0; r < rounds; r++)
+      for (let i = 0; i < QUERIES.length; i++) samples[i]!.push((await ask(i)).ms);
+    const all = samples.flat();
+    const diskBytes = await opened.diskBytes();
+    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+    return {
+      backend,
+      size,
+      rounds,
+      loadSeconds,
+      loadItemsPerSecond: size / loadSeconds,
+      diskBytes,
+      rssBytes: peakRss,
+      p50Ms: percentile(all, 50),
+      p99Ms: percentile(all, 99),
+      meanMs: all.reduce((a, b) => a + b, 0) / all.length,
+      perQuery: QUERIES.map((q, i) => ({
+        query: q.query,
+        p50Ms: percentile(samples[i]!, 50),
+        results: first[i]!.items.length,
+        top: first[i]!.items.slice(0, 10).map((x) => x.url),
+      })),
+    };
+  } finally {
+    clearInterval(sampler);
+    await opened.close();
+  }
+}
+
+function runChild(backend: Backend, size: number, rounds: number): Promise<ChildResult> {
+  return new Promise((resolve, reject) => {
+    const script = fileURLToPath(import.meta.url);
+    const child = spawn(
+      process.execPath,
+      [
+        ...process.execArgv,
+        '--max-old-space-size=6144',
+        script,
+        '--child',
+        backend,
+        String(size),
+        String(rounds),
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const line = out.split('\n').find((l) => l.startsWith('RESULT '));
+      if (code !== 0 || !line) return reject(new Error(`${backend} at ${size}: exit ${code}\n${out}`));
+      resolve(ChildResult.parse(JSON.parse(line.slice(7))));
+    });
+  });
+}
+
+const mb = (b: number) => (b / 2 ** 20).toFixed(1);
+const ms = (x: number) => x.toFixed(1);
+
+/** Overlap of the top 10 between two backends, averaged over the questions. */
+function overlap(a: ChildResult, b: ChildResult): number {
+  const per = a.perQuery.map((q, i) => {
+    const other = new Set(b.perQuery[i]!.top);
+    return q.top.length ? q.top.filter((u) => other.has(u)).length / q.top.length : 1;
+  });
+  return per.reduce((x, y) => x + y, 0) / per.length;
+}
+
+function report(results: ChildResult[], runRounds: number): string {
+  const rounds = [...new Set(results.map((r) => r.rounds ?? runRounds))].join(' or ');
+  const lines = [
+    '# bench:retrieve',
+    '',
+    `${new Date().toISOString()} · ${cpus().length} cores (${cpus()[0]?.model ?? '?'}) · Node ${process.version} · ` +
+      `${QUERIES.length} questions × ${rounds} rounds after a warm-up, each through the store's searchWithOutcome (50 results)`,
+    '',
+    '| items | backend | load s | load items/s | on disk MB | peak RSS MB | p50 ms | p99 ms | mean ms |',
+    '| ----: | ------- | -----: | -----------: | ---------: | ----------: | -----: | -----: | ------: |',
+    ...results.map(
+      (r) =>
+        `| ${r.size} | ${r.backend} | ${r.loadSeconds.toFixed(1)} | ${Math.round(r.loadItemsPerSecond)} | ${mb(r.diskBytes)} | ${mb(r.rssBytes)} | ${ms(r.p50Ms)} | ${ms(r.p99Ms)} | ${ms(r.meanMs)} |`,
+    ),
+  ];
+  const sizes = [...new Set(results.map((r) => r.size))];
+  const pairs = sizes.flatMap((size) => {
+    const e = results.find((r) => r.size === size && r.backend === 'embedded');
+    const p = results.find((r) => r.size === size && r.backend === 'pg');
+    return e && p ? [{ size, e, p }] : [];
+  });
+  if (pairs.length) {
+    lines.push(
+      '',
+      '## pg ÷ embedded',
+      '',
+      '| items | p50 | p99 | load items/s | on disk | peak RSS | top-10 overlap |',
+      '| ----: | --: | --: | -----------: | ------: | -------: | -------------: |',
+      ...pairs.map(
+        ({ size, e, p }) =>
+          `| ${size} | ${(p.p50Ms / e.p50Ms).toFixed(2)}× | ${(p.p99Ms / e.p99Ms).toFixed(2)}× | ${(p.loadItemsPerSecond / e.loadItemsPerSecond).toFixed(2)}× | ${(p.diskBytes / e.diskBytes).toFixed(2)}× | ${(p.rssBytes / e.rssBytes).toFixed(2)}× | ${(overlap(e, p) * 100).toFixed(0)}% |`,
+      ),
+    );
+  }
+  lines.push('', '## p50 per question (ms)', '');
+  const cols = results.map((r) => `${r.backend} ${r.size}`);
+  lines.push(`| question | ${cols.join(' | ')} |`, `| --- | ${cols.map(() => '---:').join(' | ')} |`);
+  QUERIES.forEach((q, i) =>
+    lines.push(`| ${q.query} | ${results.map((r) => ms(r.perQuery[i]!.p50Ms)).join(' | ')} |`),
+  );
+  return lines.join('\n') + '\n';
+}
+
+if (process.argv[2] === '--child') {
+  const backend = Backend.parse(process.argv[3]);
+  const size = z.coerce.number().int().positive().parse(process.argv[4]);
+  const rounds = z.coerce.number().int().positive().parse(process.argv[5]);
+  const result = await runOne(backend, size, rounds);
+  process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
+} else {
+  const args = Args.parse({
+    sizes: list(argValue('sizes') ?? process.env.ASKBUS_BENCH_SIZES ?? '3000,30000'),
+    backends: list(argValue('backends') ?? process.env.ASKBUS_BENCH_BACKENDS ?? 'embedded,pg'),
+    rounds: argValue('rounds') ?? process.env.ASKBUS_BENCH_ROUNDS ?? 3,
+  });
+  const results: ChildResult[] = [];
+  for (const size of args.sizes) {
+    for (const backend of args.backends) {
+      process.stderr.write(`${backend} at ${size} items…\n`);
+      const r = await runChild(backend, size, args.rounds);
+      process.stderr.write(
+        `  load ${r.loadSeconds.toFixed(1)} s (${Math.round(r.loadItemsPerSecond)} items/s), p50 ${ms(r.p50Ms)} ms, p99 ${ms(r.p99Ms)} ms, RSS ${mb(r.rssBytes)} MB\n`,
+      );
+      results.push(r);
+    }
+  }
+  const dir = join(fileURLToPath(new URL('.', import.meta.url)), 'results');
+  mkdirSync(dir, { recursive: true });
+  // --merge: keep the earlier file's other sizes and backends (a 300k run on its own, say)
+  if (process.argv.includes('--merge') && existsSync(join(dir, 'retrieve.json'))) {
+    const earlier = z
+      .object({ results: z.array(ChildResult) })
+      .parse(JSON.parse(readFileSync(join(dir, 'retrieve.json'), 'utf8')));
+    for (const r of earlier.results)
+      if (!results.some((x) => x.size === r.size && x.backend === r.backend)) results.push(r);
+    results.sort((a, b) => a.size - b.size || (a.backend < b.backend ? -1 : 1));
+  }
+  const md = report(results, args.rounds);
+  writeFileSync(
+    join(dir, 'retrieve.json'),
+    JSON.stringify(
+      { when: new Date().toISOString(), rounds: args.rounds, queries: QUERIES, results },
+      null,
+      2,
+    ) + '\n',
+  );
+  writeFileSync(join(dir, 'retrieve.md'), md);
+  process.stdout.write(md);
+}
