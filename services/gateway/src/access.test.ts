@@ -377,6 +377,17 @@ describe('per-client rate limits', () => {
     expect(statuses).toEqual([401, 401, 401, 429]);
   });
 
+  it('behind a trusted proxy the limit applies per client address it forwards', async () => {
+    const { base } = await world.gateway({ auth: { ratePerMinute: 2 }, trustProxy: ['127.0.0.1'] });
+    const from = (ip: string) => ({ 'x-forwarded-for': ip });
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++)
+      statuses.push((await call(base, { path: '/who?query=cars' }, from('203.0.113.7'))).status);
+    // Another client behind the same ingress keeps its own limit.
+    statuses.push((await call(base, { path: '/who?query=cars' }, from('198.51.100.9'))).status);
+    expect(statuses).toEqual([200, 200, 429, 200]);
+  });
+
   it('without keys the limit applies per IP', async () => {
     const { base } = await world.gateway({ auth: { ratePerMinute: 2 } });
     const statuses: number[] = [];

@@ -72,6 +72,12 @@ export interface GatewayOptions {
   askTimeoutMs?: number;
   /** Fastify logger: false (default), true, or pino options. */
   logger?: boolean | object;
+  /**
+   * Which proxies' X-Forwarded-For/-Proto/-Host to believe (Fastify's trustProxy): behind an
+   * ingress, its addresses (`10.0.0.0/8`), a hop count, or true. Without it every client behind
+   * the ingress has the ingress's address, and so shares one rate limit.
+   */
+  trustProxy?: FastifyServerOptions['trustProxy'];
   /** Reported by /health and the home page; defaults to this package's version. */
   version?: string;
   /** On close, how long running answers may still finish before they are cut off (ms). */
@@ -136,6 +142,7 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
   const maxJsonDepth = opts.maxJsonDepth ?? BODY_LIMITS.jsonDepth;
   const app = Fastify({
     logger: (opts.logger ?? false) as FastifyServerOptions['logger'],
+    ...(opts.trustProxy === undefined ? {} : { trustProxy: opts.trustProxy }),
     bodyLimit: maxBodyBytes,
     // A request Node's parser refuses (a control character in a header, a broken request line)
     // is answered in the error form of the surface it was sent to, not Node's bare 400.

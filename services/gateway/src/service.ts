@@ -13,13 +13,26 @@ export const GatewayConfig = z
     LOG_LEVEL: z.preprocess((v) => (v === '' ? undefined : v), z.string().default('info')),
     // 1: when PORT is taken, listen on a free port instead of failing (`askbus up` on a laptop)
     ASKBUS_PORT_FALLBACK: envVar.flag(false),
+    // Proxies whose X-Forwarded-* to believe: true, or their addresses/CIDRs, comma-separated
+    ASKBUS_TRUST_PROXY: envVar.optional(),
   })
   .transform((e) => ({
     port: e.PORT,
     host: e.HOST,
     logLevel: e.LOG_LEVEL,
     portFallback: e.ASKBUS_PORT_FALLBACK,
+    trustProxy: trustProxyFrom(e.ASKBUS_TRUST_PROXY),
   }));
+
+/** ASKBUS_TRUST_PROXY as Fastify's trustProxy: true/false, or the proxies' addresses and CIDRs. */
+export function trustProxyFrom(v: string | undefined): boolean | string[] | undefined {
+  if (v === undefined) return undefined;
+  if (/^(true|false)$/i.test(v)) return v.toLowerCase() === 'true';
+  return v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
 
 export default defineService({
   name: 'gateway',
@@ -43,6 +56,7 @@ export default defineService({
     const app = await buildGateway(bus, {
       logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
       metrics: registry,
+      ...(config.trustProxy === undefined ? {} : { trustProxy: config.trustProxy }),
     });
     let tookFreePort = false;
     try {
