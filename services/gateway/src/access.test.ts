@@ -207,6 +207,27 @@ describe('keys on every surface', () => {
     }
   });
 
+  it('MCP /mcp/ws from a browser: a ticket bought with the key opens it; the URL never holds the key', async () => {
+    expect((await call(keyed.base, { method: 'POST', path: '/mcp/ws-ticket' })).status).toBe(401);
+    const res = await call(keyed.base, { method: 'POST', path: '/mcp/ws-ticket' }, bearer(ALICE));
+    expect(res.status).toBe(200);
+    const { ticket, url, expires_in } = res.json as { ticket: string; url: string; expires_in: number };
+    expect(expires_in).toBeGreaterThan(0);
+    expect(url).not.toContain(ALICE);
+    expect(ticket).not.toContain(ALICE);
+    const ws = await openWs(`${keyed.ws}?ticket=${encodeURIComponent(ticket)}`);
+    expect(ws).toBeInstanceOf(WebSocket);
+    (ws as WebSocket).close();
+    // A forged or altered ticket, or one for another surface, is refused before the upgrade.
+    const [body, sig] = ticket.split('.');
+    const forged = Buffer.from(JSON.stringify({ c: 'mallory', s: 'mcp', e: 9e9, n: 'x' })).toString(
+      'base64url',
+    );
+    for (const bad of [`${forged}.${sig}`, `${body}.${sig!.slice(1)}x`, 'nonsense']) {
+      expect(await openWs(`${keyed.ws}?ticket=${encodeURIComponent(bad)}`)).toMatchObject({ status: 401 });
+    }
+  });
+
   it('A2A JSON-RPC, HTTP+JSON and the extended card: 401 in their forms; the key opens them', async () => {
     const getTask = { jsonrpc: '2.0', id: 7, method: 'GetTask', params: { id: 'no-such-task' } };
     const rpc: Call = { method: 'POST', path: '/a2a', body: getTask, headers: { 'a2a-version': '1.0' } };

@@ -10,6 +10,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import { digestsEqual, keyDigest, presentedKey } from './auth';
+import { WsTickets, ticketOf } from './ws-ticket';
 import type { AccessConfig, Surface } from './access-config';
 import { renderRefusal } from './access-forms';
 import type { Form, Refusal } from './access-forms';
@@ -66,6 +67,8 @@ export class AccessControl {
   private readonly keys: StoredKey[];
   private readonly open = new Map<string, number>();
   private readonly rules: AccessRule[] = [];
+  /** Tickets for WebSockets opened without headers (see ws-ticket.ts). */
+  readonly tickets: WsTickets;
 
   constructor(
     readonly config: AccessConfig,
@@ -76,6 +79,13 @@ export class AccessControl {
       digest: keyDigest(k.key),
       surfaces: k.surfaces,
     }));
+    this.tickets = new WsTickets(this.keys.map((k) => k.digest));
+  }
+
+  /** A ticket for the client a request was admitted as, to open a WebSocket of `surface`. */
+  issueTicket(req: IncomingMessage, surface: Surface): { ticket: string; expiresIn: number } | undefined {
+    const client = clientOf(req);
+    return client === undefined ? undefined : this.tickets.issue(client, surface);
   }
 
   /** Adds a plugin's rule; the first rule that claims a path decides. */
@@ -105,7 +115,11 @@ export class AccessControl {
    */
   private identify(req: IncomingMessage, surface: Surface): string | undefined {
     const given = presentedKey(req);
-    if (given === undefined) return undefined;
+    if (given === undefined) {
+      // A WebSocket upgrade may carry a ticket instead (browsers cannot send headers there).
+      const ticket = req.headers.upgrade ? ticketOf(req.url) : undefined;
+      return ticket === undefined ? undefined : this.tickets.verify(ticket, surface);
+    }
     const digest = keyDigest(given);
     let client: string | undefined;
     for (const k of this.keys) {
@@ -121,7 +135,9 @@ export class AccessControl {
     if (this.required(surface)) {
       client = this.identify(req, surface);
       if (client === undefined) {
-        const presented = presentedKey(req) !== undefined;
+        const presented =
+          presentedKey(req) !== undefined ||
+          (req.headers.upgrade !== undefined && ticketOf(req.url) !== undefined);
         refusal = {
           status: 401,
           code: 'unauthorized',

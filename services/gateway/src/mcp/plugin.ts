@@ -223,6 +223,22 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
       );
   });
 
+  // A ticket to open /mcp/ws where no header can be sent (browsers, the SDK's WebSocket
+  // transport): the key goes in this request's header, only the ticket in the WebSocket's URL.
+  app.post(`${MCP_PATH}/ws-ticket`, async (req, reply) => {
+    const issued = opts.access.issueTicket(req.raw, 'mcp');
+    if (!issued)
+      return reply
+        .code(404)
+        .type('application/json')
+        .send({ error: 'no API keys are configured: open /mcp/ws directly' });
+    return reply.type('application/json').send({
+      ticket: issued.ticket,
+      expires_in: issued.expiresIn,
+      url: `${MCP_WS_PATH}?ticket=${encodeURIComponent(issued.ticket)}`,
+    });
+  });
+
   app.post(MCP_PATH, async (req, reply) => {
     if (!guard(req, reply)) return reply;
     const text = typeof req.body === 'string' ? req.body : '';
