@@ -1,11 +1,8 @@
-import { createServer } from 'node:net';
-import { PGlite } from '@electric-sql/pglite';
-import { vector } from '@electric-sql/pglite-pgvector';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDemoSites } from '@askbus/demo-data';
 import { PgStore } from './pg-store';
+import { startPgliteServer } from './testing';
 import { StoreInputError } from './index-store';
 import { serveRetriever } from './index';
 import { contracts, type StoredItem } from '@askbus/contracts';
@@ -24,35 +21,9 @@ const movies = [
 ];
 const cars = demo.find((s) => s.site === 'cars')!.items.slice(0, 100);
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** PGlite with pgvector behind the PostgreSQL wire protocol, so `pg` talks to it as to a server. */
-async function pgliteServer(): Promise<{ url: string; stop(): Promise<void> }> {
-  const db = await PGlite.create({ extensions: { vector } });
-  const port = await freePort();
-  const server = new PGLiteSocketServer({ db, port, host: '127.0.0.1', maxConnections: 4 });
-  await server.start();
-  return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    stop: async () => {
-      await server.stop();
-      await db.close();
-    },
-  };
-}
-
 /** The same suite against every PostgreSQL we have: PGlite always, DATABASE_URL when set and it has pgvector. */
 const targets: { name: string; url: () => Promise<{ url: string; stop(): Promise<void> }> }[] = [
-  { name: 'PGlite + pgvector over pglite-socket', url: pgliteServer },
+  { name: 'PGlite + pgvector over pglite-socket', url: startPgliteServer },
 ];
 if (process.env.DATABASE_URL) {
   targets.push({

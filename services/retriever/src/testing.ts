@@ -17,7 +17,7 @@ export interface PgliteServer {
 export async function startPgliteServer(): Promise<PgliteServer> {
   const db = await PGlite.create({ extensions: { vector } });
   const port = await freePort();
-  const server = new PGLiteSocketServer({ db, port, host: '127.0.0.1', maxConnections: 4 });
+  const server = new PGLiteSocketServer({ db, port, host: '127.0.0.1', maxConnections: 8 });
   await server.start();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
