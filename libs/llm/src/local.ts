@@ -47,8 +47,8 @@ function answer(req: AdapterRequest): string {
 
 type RankTask = Extract<LlmTask, { kind: 'rank' }>;
 type ComposedTask = Extract<LlmTask, { kind: 'summarize' | 'generate' }>;
-// A defined task may take any kind but these (defineTask refuses the router's, not these): its
-// kind tells it apart.
+// A defined task's kind is a string (so `kind === 'rank'` alone does not narrow), never one of
+// these: defineTask refuses them.
 const isRank = (task: LlmTask): task is RankTask => task.kind === 'rank';
 const isComposed = (task: LlmTask): task is ComposedTask =>
   task.kind === 'summarize' || task.kind === 'generate';

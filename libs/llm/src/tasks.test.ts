@@ -156,7 +156,7 @@ describe('defined tasks', () => {
     }
   });
 
-  it('refuses a task kind nobody defined, and defining a router kind', async () => {
+  it("refuses a task kind nobody defined, and defining one of askbus's own kinds", async () => {
     expect(hasLocalAnswer('test_unknown')).toBe(false);
     expect(() => localTaskAnswer({ kind: 'test_unknown' })).toThrow(/no local answer/);
     await expect(
@@ -168,6 +168,9 @@ describe('defined tasks', () => {
     ).rejects.toMatchObject({ code: 'unsupported' });
     expect(() =>
       defineTask({ kind: 'relevance', schema: z.object({}), local: (_task: { kind: 'relevance' }) => ({}) }),
-    ).toThrow(/router's/);
+    ).toThrow(/askbus's own/);
+    expect(() =>
+      defineTask({ kind: 'rank', schema: z.object({}), local: (_task: { kind: 'rank' }) => ({}) }),
+    ).toThrow(/askbus's own/);
   });
 });

@@ -54,18 +54,22 @@ export interface TaskDefinition<T extends DefinedTask, S extends z.ZodType> {
   readonly local: (task: T) => z.input<S>;
 }
 
+/** The kinds of the ranker's and the answer writers' tasks (the local provider answers them itself). */
+const LLM_KINDS: ReadonlySet<string> = new Set(['rank', 'summarize', 'generate']);
 const definitions = new Map<string, { local: (task: DefinedTask) => unknown }>();
 
 /**
  * Defines a task and registers its local answer, so the local provider, the fallback to it and
  * the fake model server answer the task wherever the defining module was imported. A kind is
- * the router's or one task's: defining a router kind is refused; defining a kind again (a module
- * evaluated again) replaces the earlier definition.
+ * askbus's own (the router's, ranking, summaries, answers) or one task's: defining one of
+ * askbus's kinds is refused; defining a kind again (a module evaluated again) replaces the
+ * earlier definition.
  */
 export function defineTask<T extends DefinedTask, S extends z.ZodType>(
   def: TaskDefinition<T, S>,
 ): TaskDefinition<T, S> {
-  if (ROUTING_KINDS.has(def.kind)) throw new Error(`the task kind "${def.kind}" is the router's`);
+  if (ROUTING_KINDS.has(def.kind) || LLM_KINDS.has(def.kind))
+    throw new Error(`the task kind "${def.kind}" is askbus's own`);
   // the registry is keyed by kind: a task of this kind is a T
   definitions.set(def.kind, { local: (task) => def.local(task as T) });
   return def;
