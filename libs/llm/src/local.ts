@@ -33,7 +33,7 @@ export class LocalAdapter implements LlmAdapter {
 function answer(req: AdapterRequest): string {
   const task = req.task;
   if (!task) throw new LlmError('unsupported', 'the local provider answers only structured tasks');
-  if (task.kind === 'rank') {
+  if (isRank(task)) {
     const answers = localRankAnswers(task.query, task.items);
     if (task.batch) {
       return JSON.stringify({ results: answers.map((a, index) => ({ index, ...a })) });
@@ -41,12 +41,20 @@ function answer(req: AdapterRequest): string {
     if (answers.length !== 1) throw new LlmError('bad_request', 'one item per call without a batch schema');
     return JSON.stringify(answers[0]);
   }
-  if (task.kind === 'summarize' || task.kind === 'generate') return compose(task);
+  if (isComposed(task)) return compose(task);
   return JSON.stringify(localTaskAnswer(task));
 }
 
+type RankTask = Extract<LlmTask, { kind: 'rank' }>;
+type ComposedTask = Extract<LlmTask, { kind: 'summarize' | 'generate' }>;
+// A defined task's kind is a string (so `kind === 'rank'` alone does not narrow), never one of
+// these: defineTask refuses them.
+const isRank = (task: LlmTask): task is RankTask => task.kind === 'rank';
+const isComposed = (task: LlmTask): task is ComposedTask =>
+  task.kind === 'summarize' || task.kind === 'generate';
+
 /** A summary or an answer written from the items alone, citing each one it uses as [n]. */
-export function compose(task: Extract<LlmTask, { kind: 'summarize' | 'generate' }>): string {
+export function compose(task: ComposedTask): string {
   const items = task.items.slice(0, task.kind === 'summarize' ? 3 : 5);
   if (items.length === 0) return `I couldn't find relevant information to answer "${task.query}".`;
   const cite = (r: ResultItem, i: number): string => `${r.name} [${i + 1}]`;
@@ -62,7 +70,7 @@ export function compose(task: Extract<LlmTask, { kind: 'summarize' | 'generate' 
  * The sentence's opening, stating what was answered: "Of the 63 cars with 8 cylinders from
  * 1970–1973, the heaviest are"; without an understanding, "The best matches for "…" are".
  */
-function leadIn(task: Extract<LlmTask, { kind: 'summarize' | 'generate' }>, shown: number): string {
+function leadIn(task: ComposedTask, shown: number): string {
   const a = task.answered;
   const verb = shown === 1 ? 'is' : 'are';
   if (!a || (a.constraints.length === 0 && !a.sort)) {

@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { Llm } from './client';
 import { LocalAdapter } from './local';
+import { z } from 'zod';
 import {
   DecontextualizeAnswer,
+  defineTask,
   extractParams,
+  hasLocalAnswer,
   localTaskAnswer,
   scoreTool,
   taskPrompt,
@@ -11,12 +14,6 @@ import {
 } from './tasks';
 import { startFakeLlm } from './testing';
 import { OpenAiCompatibleAdapter } from './openai';
-
-const movie = (name: string, extra: Record<string, unknown> = {}) => ({
-  name,
-  '@type': 'Movie',
-  schema_object: { '@type': 'Movie', name, ...extra },
-});
 
 describe('local answers to routing tasks', () => {
   it('scores tools from cue phrases and the tool examples, with their parameters', () => {
@@ -78,23 +75,6 @@ describe('local answers to routing tasks', () => {
     ).toMatchObject({
       required_info_found: true,
     });
-    const exact = localTaskAnswer({ kind: 'item_match', name: 'Alien', item: movie('Alien') }) as {
-      score: number;
-    };
-    const other = localTaskAnswer({ kind: 'item_match', name: 'Alien', item: movie('Aliens') }) as {
-      score: number;
-    };
-    expect(exact.score).toBeGreaterThan(75);
-    expect(other.score).toBeLessThanOrEqual(75);
-    const rating = (v: number) => ({ aggregateRating: { ratingValue: v, bestRating: 10 } });
-    const cmp = localTaskAnswer({
-      kind: 'compare',
-      query: 'compare',
-      details_requested: 'everything',
-      item1: movie('Alien', rating(8.5)),
-      item2: movie('Blade Runner', rating(8.3)),
-    }) as { verdict: string };
-    expect(cmp.verdict).toMatch(/Alien comes out ahead on rating/);
   });
 
   it('the Llm answers tasks through the local provider, and the fake server answers them over HTTP', async () => {
@@ -139,5 +119,58 @@ describe('local answers to routing tasks', () => {
     } finally {
       await fake.close();
     }
+  });
+});
+
+describe('defined tasks', () => {
+  type EchoTask = { kind: 'test_echo'; words: string[] };
+  const EchoAnswer = z.object({ echoed: z.string(), count: z.coerce.number() });
+  const echo = defineTask({
+    kind: 'test_echo',
+    schema: EchoAnswer,
+    local: (task: EchoTask) => ({ echoed: task.words.join(' '), count: String(task.words.length) }),
+  });
+
+  it('answers a defined task locally, through the local provider and over the fake server', async () => {
+    const task: EchoTask = { kind: 'test_echo', words: ['a', 'b'] };
+    expect(hasLocalAnswer('test_echo')).toBe(true);
+    expect(localTaskAnswer(task)).toEqual({ echoed: 'a b', count: '2' });
+    const messages = [{ role: 'user' as const, content: taskPrompt('Echo.', task) }];
+    const local = new Llm(new LocalAdapter());
+    expect(await local.complete({ messages, tier: 'low', jsonSchema: echo.schema, task })).toEqual({
+      echoed: 'a b',
+      count: 2,
+    });
+    const fake = await startFakeLlm();
+    try {
+      const remote = new Llm(
+        new OpenAiCompatibleAdapter({ baseURL: fake.baseURL, apiKey: 'x', models: { low: 'm', high: 'm' } }),
+      );
+      expect(await remote.complete({ messages, tier: 'low', jsonSchema: echo.schema })).toEqual({
+        echoed: 'a b',
+        count: 2,
+      });
+      expect(fake.byKind.test_echo).toBe(1);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it("refuses a task kind nobody defined, and defining one of askbus's own kinds", async () => {
+    expect(hasLocalAnswer('test_unknown')).toBe(false);
+    expect(() => localTaskAnswer({ kind: 'test_unknown' })).toThrow(/no local answer/);
+    await expect(
+      new Llm(new LocalAdapter()).complete({
+        messages: [{ role: 'user', content: 'x' }],
+        tier: 'low',
+        task: { kind: 'test_unknown' },
+      }),
+    ).rejects.toMatchObject({ code: 'unsupported' });
+    expect(() =>
+      defineTask({ kind: 'relevance', schema: z.object({}), local: (_task: { kind: 'relevance' }) => ({}) }),
+    ).toThrow(/askbus's own/);
+    expect(() =>
+      defineTask({ kind: 'rank', schema: z.object({}), local: (_task: { kind: 'rank' }) => ({}) }),
+    ).toThrow(/askbus's own/);
   });
 });

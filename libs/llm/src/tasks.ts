@@ -1,20 +1,14 @@
 import { z } from 'zod';
 import type { StoredItem } from '@askbus/contracts';
 import { STOPWORDS, tokenize } from '@askbus/search-core';
-import {
-  describeItem,
-  extractFacts,
-  factPhrase,
-  factsByPath,
-  showQuantity,
-  type Fact,
-} from '@askbus/understand';
+import { LlmError } from './errors';
 
 /**
  * Structured tasks of the routing and tool steps, and the deterministic local answers to them.
  * A remote model reads the prompt; the local provider computes its answer from the task alone:
  * cue phrases and the tool's own <example> queries for tool scoring, pronouns and connectives
- * for decontextualization, name overlap for item matching, the items' facts for comparisons.
+ * for decontextualization. The router's four tasks live here; a tool defines its own tasks
+ * (`defineTask`) in its own folder, and their local answers are looked up by kind.
  */
 export type ItemShown = Pick<StoredItem, 'name' | '@type' | 'schema_object'> & { url?: string };
 
@@ -33,30 +27,58 @@ export type RoutingTask =
     }
   | { kind: 'decontextualize'; query: string; prev: string[] }
   | { kind: 'relevance'; query: string; site: string; siteTypes: string[] }
-  | { kind: 'required_info'; query: string; itemType: string }
-  | { kind: 'item_match'; name: string; item: ItemShown }
-  | {
-      kind: 'compare';
-      query: string;
-      details_requested: string;
-      item1: ItemShown;
-      item2: ItemShown;
-      /** Property paths the question compares on (the router's understanding), when known. */
-      aspects?: string[];
-    }
-  | {
-      kind: 'ensemble';
-      query: string;
-      ensemble_type: string;
-      groups: { query: string; items: (ItemShown & { url: string })[] }[];
-    }
-  | {
-      kind: 'substitutions';
-      query: string;
-      recipe: ItemShown;
-      dietary_need: string;
-      unavailable_ingredient: string;
-    };
+  | { kind: 'required_info'; query: string; itemType: string };
+
+/** The kinds of the router's own tasks; a defined task takes any other kind. */
+const ROUTING_KINDS: ReadonlySet<string> = new Set<RoutingTask['kind']>([
+  'tool_score',
+  'decontextualize',
+  'relevance',
+  'required_info',
+]);
+
+export function isRoutingTask(task: RoutingTask | DefinedTask): task is RoutingTask {
+  return ROUTING_KINDS.has(task.kind);
+}
+
+// ------------------------------------------------------------------ defined tasks
+
+/** A task defined outside this library (a tool's): a kind and the JSON fields its prompt carries. */
+export type DefinedTask = { readonly kind: string; readonly [field: string]: unknown };
+
+/** A tool's task: its kind, the schema its answer must satisfy and its deterministic local answer. */
+export interface TaskDefinition<T extends DefinedTask, S extends z.ZodType> {
+  readonly kind: T['kind'];
+  readonly schema: S;
+  /** The answer the local provider (and the fake model server) gives, as a model would write it. */
+  readonly local: (task: T) => z.input<S>;
+}
+
+/** The kinds of the ranker's and the answer writers' tasks (the local provider answers them itself). */
+const LLM_KINDS: ReadonlySet<string> = new Set(['rank', 'summarize', 'generate']);
+const definitions = new Map<string, { local: (task: DefinedTask) => unknown }>();
+
+/**
+ * Defines a task and registers its local answer, so the local provider, the fallback to it and
+ * the fake model server answer the task wherever the defining module was imported. A kind is
+ * askbus's own (the router's, ranking, summaries, answers) or one task's: defining one of
+ * askbus's kinds is refused; defining a kind again (a module evaluated again) replaces the
+ * earlier definition.
+ */
+export function defineTask<T extends DefinedTask, S extends z.ZodType>(
+  def: TaskDefinition<T, S>,
+): TaskDefinition<T, S> {
+  if (ROUTING_KINDS.has(def.kind) || LLM_KINDS.has(def.kind))
+    throw new Error(`the task kind "${def.kind}" is askbus's own`);
+  // the registry is keyed by kind: a task of this kind is a T
+  definitions.set(def.kind, { local: (task) => def.local(task as T) });
+  return def;
+}
+
+/** Whether the local provider answers tasks of this kind. */
+export function hasLocalAnswer(kind: string): boolean {
+  return ROUTING_KINDS.has(kind) || definitions.has(kind);
+}
 
 // ------------------------------------------------------------------ answer schemas
 
@@ -73,49 +95,22 @@ export const RequiredInfoAnswer = z.object({
   required_info_found: z.union([z.boolean(), z.enum(['True', 'False', 'true', 'false'])]),
   user_question: z.string().default(''),
 });
-export const ItemMatchAnswer = z.object({
-  score: z.coerce.number().min(0).max(100),
-  explanation: z.string().default(''),
-});
-export const CompareAnswer = z.object({ comparison: z.string(), verdict: z.string().default('') });
-export const EnsembleAnswer = z.object({
-  theme: z.string(),
-  items: z.array(
-    z.object({
-      category: z.string(),
-      name: z.string(),
-      url: z.string(),
-      description: z.string(),
-      why: z.string(),
-    }),
-  ),
-  overall_tips: z.array(z.string()).default([]),
-});
-export const SubstitutionsAnswer = z.object({
-  substitutions: z.array(
-    z.object({
-      original_ingredient: z.string(),
-      substitute: z.string(),
-      ratio: z.string(),
-      notes: z.string(),
-    }),
-  ),
-  general_tips: z.array(z.string()).default([]),
-  already_meets_requirements: z.boolean().default(false),
-});
-
 /** NLWeb's models answer "True"/"False" strings; accept both. */
 export const truthy = (v: boolean | string): boolean => v === true || v === 'True' || v === 'true';
 
 /** A prompt carrying its task as `<task>{json}</task>`, so a test double can compute the answer. */
-export function taskPrompt(instructions: string, task: RoutingTask): string {
+export function taskPrompt(instructions: string, task: RoutingTask | DefinedTask): string {
   return `${instructions}\n<task>${JSON.stringify(task)}</task>`;
 }
-export function readTaskPrompt(prompt: string): RoutingTask | undefined {
+/** Any task a prompt carries has a kind; its other fields are the task's own. */
+const PromptTask = z.looseObject({ kind: z.string() });
+export function readTaskPrompt(prompt: string): RoutingTask | DefinedTask | undefined {
   const m = /<task>([\s\S]*)<\/task>/.exec(prompt);
   if (!m) return undefined;
   try {
-    return JSON.parse(m[1]!) as RoutingTask;
+    const read = PromptTask.safeParse(JSON.parse(m[1]!));
+    // the fields are the task's own: the prompt was written by taskPrompt
+    return read.success ? (read.data as RoutingTask | DefinedTask) : undefined;
   } catch {
     return undefined;
   }
@@ -123,7 +118,15 @@ export function readTaskPrompt(prompt: string): RoutingTask | undefined {
 
 // ------------------------------------------------------------------ local answers
 
-export function localTaskAnswer(task: RoutingTask): unknown {
+/** The local (deterministic, no-model) answer to a task: the router's own, or a defined task's. */
+export function localTaskAnswer(task: RoutingTask | DefinedTask): unknown {
+  if (isRoutingTask(task)) return routingAnswer(task);
+  const def = definitions.get(task.kind);
+  if (!def) throw new LlmError('unsupported', `no local answer for the task "${task.kind}"`);
+  return def.local(task);
+}
+
+function routingAnswer(task: RoutingTask): unknown {
   switch (task.kind) {
     case 'tool_score':
       return task.understood
@@ -135,14 +138,6 @@ export function localTaskAnswer(task: RoutingTask): unknown {
       return relevance(task.query, task.site, task.siteTypes);
     case 'required_info':
       return requiredInfo(task.query, task.itemType);
-    case 'item_match':
-      return matchItem(task.name, task.item);
-    case 'compare':
-      return compareItems(task.item1, task.item2, task.details_requested, task.aspects ?? []);
-    case 'ensemble':
-      return ensemble(task);
-    case 'substitutions':
-      return substitutions(task);
   }
 }
 
@@ -502,211 +497,5 @@ function requiredInfo(query: string, itemType: string) {
   return {
     required_info_found: false,
     user_question: `What kind of ${kind} are you looking for? Tell me something that matters to you: a genre, a period, a person, a feature.`,
-  };
-}
-
-function matchItem(name: string, item: ItemShown) {
-  const a = tokenize(name).filter((t) => !GLUE.has(t));
-  const b = tokenize(item.name).filter((t) => !GLUE.has(t));
-  if (a.length === 0 || b.length === 0) return { score: 0, explanation: 'no name to match' };
-  if (a.join(' ') === b.join(' ')) return { score: 96, explanation: `"${item.name}" is the item named` };
-  const inter = a.filter((t) => b.includes(t)).length;
-  if (inter === a.length) {
-    return {
-      score: 70 + Math.round((20 * a.length) / b.length),
-      explanation: `"${item.name}" contains every word of "${name}"`,
-    };
-  }
-  const jaccard = inter / new Set([...a, ...b]).size;
-  return {
-    score: Math.round(60 * jaccard),
-    explanation: `"${item.name}" shares ${inter} of ${a.length} words with "${name}"`,
-  };
-}
-
-/** A short phrase about an item: its name, year and first sentence of description or facts. */
-function summarize(item: ItemShown): string {
-  const own = item.schema_object.description;
-  return describeItem({
-    name: item.name,
-    facts: factsByPath(extractFacts(item.schema_object)),
-    ...(typeof own === 'string' ? { description: own } : {}),
-  });
-}
-
-const numberOf = (facts: ReadonlyMap<string, readonly Fact[]>, path: string): Fact | undefined =>
-  facts.get(path)?.find((f) => f.num !== undefined && (f.kind === 'number' || f.kind === 'date'));
-
-/**
- * Two items side by side on the properties asked about (else the numbers both have), and a
- * verdict on the first of them: the higher rating comes out ahead; other measures say which has more.
- */
-function compareItems(
-  item1: ItemShown,
-  item2: ItemShown,
-  detailsRequested: string,
-  aspects: readonly string[],
-) {
-  const f1 = factsByPath(extractFacts(item1.schema_object));
-  const f2 = factsByPath(extractFacts(item2.schema_object));
-  const shared = [...f1.keys()].filter((p) => numberOf(f1, p) && numberOf(f2, p));
-  const paths = aspects.length ? aspects.filter((p) => f1.has(p) || f2.has(p)) : shared.slice(0, 4);
-  const parts: string[] = [];
-  let verdict = '';
-  for (const path of paths) {
-    const a = numberOf(f1, path);
-    const b = numberOf(f2, path);
-    if (!a || !b) {
-      const pa = f1.get(path);
-      const pb = f2.get(path);
-      if (pa && pb)
-        parts.push(
-          `${item1.name}: ${factPhrase(path, pa) ?? ''}; ${item2.name}: ${factPhrase(path, pb) ?? ''}.`,
-        );
-      continue;
-    }
-    // a rating reads as "rating" whatever the site calls it ("aggregate rating")
-    const label = a.dimension === 'rating' ? 'rating' : a.label || path;
-    const show = (f: Fact): string =>
-      f.kind === 'date'
-        ? String(Math.floor(f.num!))
-        : showQuantity(f.num!, { unit: f.unit, displayUnit: f.srcUnit, dimension: f.dimension });
-    parts.push(`On ${label}, ${item1.name} has ${show(a)} and ${item2.name} ${show(b)}.`);
-    if (!verdict && a.num !== b.num) {
-      const [hi, lo] = a.num! > b.num! ? [item1.name, item2.name] : [item2.name, item1.name];
-      verdict =
-        a.dimension === 'rating'
-          ? `${hi} comes out ahead on ${label}.`
-          : a.kind === 'date'
-            ? `${hi} is the more recent (${lo} is older).`
-            : `${hi} has the higher ${label}.`;
-    }
-  }
-  if (parts.length === 0) parts.push(`${item1.name}: ${summarize(item1)} ${item2.name}: ${summarize(item2)}`);
-  if (!verdict)
-    verdict = `Neither clearly beats the other${detailsRequested && detailsRequested !== 'everything' ? ` on ${detailsRequested}` : ''}; it depends on what you want from a ${item1['@type'].toLowerCase()}.`;
-  return { comparison: `${parts.join(' ')} ${verdict}`, verdict };
-}
-
-function ensemble(task: Extract<RoutingTask, { kind: 'ensemble' }>) {
-  const items = task.groups.flatMap((g) => {
-    const top = g.items[0];
-    if (!top) return [];
-    return [
-      {
-        category: g.query,
-        name: top.name,
-        url: top.url,
-        description: summarize(top),
-        why: `the best match for "${g.query}"`,
-      },
-    ];
-  });
-  const theme =
-    items.length > 0
-      ? `${task.ensemble_type.replace(/_/g, ' ')}: ${items.map((i) => i.name).join(' + ')}`
-      : `nothing found for ${task.query}`;
-  const tips =
-    task.ensemble_type === 'movie_night'
-      ? ['Start with the lighter film and end with the more intense one.']
-      : task.ensemble_type === 'meal_planning'
-        ? ['Prepare what keeps well first, and the dish served hot last.']
-        : [`Each pick is the top match for its part of "${task.query}".`];
-  return { theme, items, overall_tips: tips };
-}
-
-/** Common substitutions, by the ingredient replaced (and the dietary needs each one serves). */
-const SUBSTITUTES: { match: RegExp; substitute: string; ratio: string; notes: string; serves: string[] }[] = [
-  {
-    match: /\bbutter\b/,
-    substitute: 'olive oil or vegan butter',
-    ratio: '3/4 cup oil per 1 cup butter',
-    notes: 'oil makes baked goods denser',
-    serves: ['vegan', 'dairy-free'],
-  },
-  {
-    match: /\bmilk\b/,
-    substitute: 'oat or soy milk',
-    ratio: '1:1',
-    notes: 'unsweetened keeps savoury dishes right',
-    serves: ['vegan', 'dairy-free'],
-  },
-  {
-    match: /\b(cream|heavy cream)\b/,
-    substitute: 'coconut cream',
-    ratio: '1:1',
-    notes: 'adds a light coconut taste',
-    serves: ['vegan', 'dairy-free'],
-  },
-  {
-    match: /\b(cheese|parmesan|cheddar|mozzarella)\b/,
-    substitute: 'nutritional yeast or vegan cheese',
-    ratio: '1/4 cup yeast per 1/2 cup grated cheese',
-    notes: 'for flavour rather than melt',
-    serves: ['vegan', 'dairy-free'],
-  },
-  {
-    match: /\beggs?\b/,
-    substitute: 'flax egg (1 tbsp ground flax + 3 tbsp water)',
-    ratio: '1 flax egg per egg',
-    notes: 'let it rest 5 minutes to thicken',
-    serves: ['vegan', 'egg-free'],
-  },
-  {
-    match: /\b(flour|all-purpose flour|wheat flour)\b/,
-    substitute: 'gluten-free flour blend',
-    ratio: '1:1',
-    notes: 'add 1/4 tsp xanthan gum per cup if the blend has none',
-    serves: ['gluten-free'],
-  },
-  {
-    match: /\b(sugar)\b/,
-    substitute: 'maple syrup',
-    ratio: '3/4 cup per 1 cup sugar, less 3 tbsp liquid',
-    notes: 'browns faster',
-    serves: [],
-  },
-  {
-    match: /\b(beef|chicken|pork|bacon|sausage)\b/,
-    substitute: 'mushrooms or firm tofu',
-    ratio: '1:1 by weight',
-    notes: 'season generously',
-    serves: ['vegan', 'vegetarian'],
-  },
-  { match: /\b(honey)\b/, substitute: 'maple syrup', ratio: '1:1', notes: '', serves: ['vegan'] },
-  {
-    match: /\b(nuts?|almonds?|walnuts?|pecans?)\b/,
-    substitute: 'toasted seeds (sunflower, pumpkin)',
-    ratio: '1:1',
-    notes: '',
-    serves: ['nut-free'],
-  },
-];
-
-function substitutions(task: Extract<RoutingTask, { kind: 'substitutions' }>) {
-  const ingredients = ((): string[] => {
-    const v = task.recipe.schema_object.recipeIngredient;
-    return Array.isArray(v) ? v.map(String) : typeof v === 'string' ? [v] : [];
-  })();
-  const need = task.dietary_need.toLowerCase().replace(/\s+/g, '-');
-  const wanted = task.unavailable_ingredient.toLowerCase();
-  const out: { original_ingredient: string; substitute: string; ratio: string; notes: string }[] = [];
-  for (const s of SUBSTITUTES) {
-    const fromRecipe = ingredients.find((i) => s.match.test(i.toLowerCase()));
-    const byName = wanted !== '' && s.match.test(wanted);
-    const byNeed = need !== '' && s.serves.includes(need) && fromRecipe !== undefined;
-    if (byName || byNeed) {
-      out.push({
-        original_ingredient: fromRecipe ?? wanted,
-        substitute: s.substitute,
-        ratio: s.ratio,
-        notes: s.notes,
-      });
-    }
-  }
-  return {
-    substitutions: out,
-    general_tips: out.length ? ['Change one ingredient at a time and taste as you go.'] : [],
-    already_meets_requirements: out.length === 0 && wanted === '',
   };
 }

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { itemFromPrompt, localRankAnswers, readRankingPrompt } from './ranking';
-import { localTaskAnswer, readTaskPrompt } from './tasks';
+import { hasLocalAnswer, localTaskAnswer, readTaskPrompt } from './tasks';
 import { LlmError } from './errors';
 import type { AdapterRequest, LlmAdapter, Usage } from './types';
 
@@ -195,9 +195,12 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
 function answer(body: ChatBody): { kind: string; text: string } {
   const user = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user');
   const prompt = typeof user?.content === 'string' ? user.content : JSON.stringify(user?.content ?? '');
-  // Routing and tool prompts carry their task (<task>{json}</task>): answer as the local provider does.
+  // Routing and tool prompts carry their task (<task>{json}</task>): answer as the local provider
+  // does. A tool's task is answered when its definition was imported in this process (the tool's
+  // own module, or its task module: bench/fake-llm-server.ts imports them all).
   const task = readTaskPrompt(prompt);
-  if (task) return { kind: task.kind, text: JSON.stringify(localTaskAnswer(task)) };
+  if (task && hasLocalAnswer(task.kind))
+    return { kind: task.kind, text: JSON.stringify(localTaskAnswer(task)) };
   const read = readRankingPrompt(prompt);
   const wantsJson =
     Boolean(body.response_format) ||

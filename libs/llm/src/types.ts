@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { ResultItem, StoredItem } from '@askbus/contracts';
-import type { RoutingTask } from './tasks';
+import type { DefinedTask, RoutingTask } from './tasks';
 
 /** Model tier: NLWeb's `level` (low for ranking, high for synthesis). */
 export type Tier = 'low' | 'high';
@@ -24,7 +24,8 @@ export type LlmTask =
     }
   | { kind: 'summarize'; query: string; items: ResultItem[]; answered?: AnsweredQuestion }
   | { kind: 'generate'; query: string; items: ResultItem[]; answered?: AnsweredQuestion }
-  | RoutingTask;
+  | RoutingTask
+  | DefinedTask;
 
 /**
  * What a question was understood to ask, for a summary or an answer to state: the noun for the

@@ -1,3 +1,4 @@
 export * from './schema-types';
 export * from './tools-xml';
 export * from './kit';
+export * from './tasks';

@@ -11,7 +11,7 @@ import {
   type ToolRunRequest,
 } from '@askbus/contracts';
 import type { Bus, HandlerContext } from '@askbus/bus';
-import { completeOrLocal, taskPrompt, type Llm, type RoutingTask } from '@askbus/llm';
+import { completeOrLocal, taskPrompt, type DefinedTask, type Llm, type TaskDefinition } from '@askbus/llm';
 import type { z } from 'zod';
 
 /** What a tool handler works with: the bus (retriever, ranker) and a language model. */
@@ -101,14 +101,14 @@ export async function rank(
 }
 
 /**
- * A structured model call whose task the local provider (and the fake server) understands. When
- * the model fails (an error, a timeout, a malformed answer, an open circuit) the local
- * provider's answer stands in, so a failing model degrades a tool's answer, never fails it.
+ * A structured model call of a defined task (`defineTask`): the answer must satisfy the task's
+ * schema. When the model fails (an error, a timeout, a malformed answer, an open circuit) the
+ * task's local answer stands in, so a failing model degrades a tool's answer, never fails it.
  */
-export async function ask<S extends z.ZodType>(
+export async function ask<T extends DefinedTask, S extends z.ZodType>(
   llm: Llm,
-  schema: S,
-  task: RoutingTask,
+  def: TaskDefinition<T, S>,
+  task: NoInfer<T>,
   instructions: string,
   signal: AbortSignal,
   tier: 'low' | 'high' = 'high',
@@ -116,7 +116,7 @@ export async function ask<S extends z.ZodType>(
   const { answer } = await completeOrLocal(llm, {
     messages: [{ role: 'user', content: taskPrompt(instructions, task) }],
     tier,
-    jsonSchema: schema,
+    jsonSchema: def.schema,
     schemaName: task.kind,
     task,
     signal,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Llm, LocalAdapter } from '@askbus/llm';
+import { isRoutingTask, Llm, LocalAdapter } from '@askbus/llm';
 import { LatencyAdapter } from '@askbus/llm/testing';
 import { loadTools, toolsFor } from '@askbus/tools';
 import { selectTools } from './tool-selection';
@@ -8,7 +8,9 @@ const movieTools = toolsFor(loadTools(), 'movies', 'Movie');
 /** The local model behind a latency per tool: `fast` answers in 5 ms, every other tool in 300 ms. */
 function slowModel(fast: string) {
   const adapter = new LatencyAdapter(new LocalAdapter(), (req) =>
-    req.task?.kind === 'tool_score' && req.task.tool.name === fast ? 5 : 300,
+    req.task && isRoutingTask(req.task) && req.task.kind === 'tool_score' && req.task.tool.name === fast
+      ? 5
+      : 300,
   );
   return { adapter, llm: new Llm(adapter) };
 }

@@ -1,8 +1,20 @@
 import { compareItemsMessage } from '@askbus/contracts';
 import type { CompareSide, MessageBody, StoredItem } from '@askbus/contracts';
 import type { Bus, HandlerContext } from '@askbus/bus';
-import { CompareAnswer, ItemMatchAnswer, extractParams, llmFromEnv, type Llm } from '@askbus/llm';
-import { ask, itemNamed, itemsByUrl, retrieve, serveTool, str, type ToolDeps } from '@askbus/tools';
+import { extractParams, llmFromEnv, type Llm } from '@askbus/llm';
+import {
+  ask,
+  itemMatchTask,
+  itemNamed,
+  itemsByUrl,
+  retrieve,
+  serveTool,
+  str,
+  type ToolDeps,
+} from '@askbus/tools';
+import { compareTask } from './task';
+
+export * from './task';
 
 /** Candidates per name (NLWeb: 20) and the match threshold (FindItemPrompt: > 75). */
 const NUM_CANDIDATES = 20;
@@ -28,7 +40,7 @@ async function findItem(
       try {
         const m = await ask(
           deps.llm,
-          ItemMatchAnswer,
+          itemMatchTask,
           { kind: 'item_match', name, item },
           `Is this "${name}"?`,
           ctx.signal,
@@ -99,7 +111,7 @@ export async function* runCompare(
   }
   const answer = await ask(
     deps.llm,
-    CompareAnswer,
+    compareTask,
     {
       kind: 'compare',
       query: req.ask.query,

@@ -2,8 +2,17 @@ import { itemDetailsMessage } from '@askbus/contracts';
 import type { MessageBody, RetrievedItem, StoredItem } from '@askbus/contracts';
 import { describeItem, extractFacts, factsByPath } from '@askbus/understand';
 import type { Bus } from '@askbus/bus';
-import { ItemMatchAnswer, extractParams, llmFromEnv, type Llm } from '@askbus/llm';
-import { ask, itemNamed, itemsByUrl, retrieve, serveTool, str, type ToolDeps } from '@askbus/tools';
+import { extractParams, llmFromEnv, type Llm } from '@askbus/llm';
+import {
+  ask,
+  itemMatchTask,
+  itemNamed,
+  itemsByUrl,
+  retrieve,
+  serveTool,
+  str,
+  type ToolDeps,
+} from '@askbus/tools';
 
 /** Candidates searched for the item's name (NLWeb: 20). */
 const NUM_CANDIDATES = 20;
@@ -108,7 +117,7 @@ export async function* runDetails(
     for (const item of candidates) {
       ask(
         llm,
-        ItemMatchAnswer,
+        itemMatchTask,
         { kind: 'item_match', name, item },
         `Does this item match the name "${name}"?`,
         signal,

@@ -1,8 +1,11 @@
 import { toStoredItem } from '@askbus/contracts';
 import type { MessageBody, RetrievedItem } from '@askbus/contracts';
 import type { Bus, HandlerContext } from '@askbus/bus';
-import { EnsembleAnswer, extractParams, llmFromEnv, type Llm } from '@askbus/llm';
+import { extractParams, llmFromEnv, type Llm } from '@askbus/llm';
 import { ask, rank, retrieve, serveTool, str, type ToolDeps } from '@askbus/tools';
+import { ensembleTask } from './task';
+
+export * from './task';
 
 /** The ensemble tool: items that go together, one search per part → intermediate messages, `ensemble_result`. */
 export async function* runEnsemble(
@@ -46,7 +49,7 @@ export async function* runEnsemble(
   }
   const answer = await ask(
     deps.llm,
-    EnsembleAnswer,
+    ensembleTask,
     { kind: 'ensemble', query: req.ask.query, ensemble_type: type, groups },
     `Build a ${type} from these items for "${req.ask.query}": one item per part, with why it fits.`,
     ctx.signal,

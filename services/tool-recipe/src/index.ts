@@ -1,8 +1,11 @@
 import { toStoredItem, toResultItem } from '@askbus/contracts';
 import type { MessageBody } from '@askbus/contracts';
 import type { Bus, HandlerContext } from '@askbus/bus';
-import { ItemMatchAnswer, SubstitutionsAnswer, extractParams, llmFromEnv, type Llm } from '@askbus/llm';
-import { ask, rank, retrieve, serveTool, str, type ToolDeps } from '@askbus/tools';
+import { extractParams, llmFromEnv, type Llm } from '@askbus/llm';
+import { ask, itemMatchTask, rank, retrieve, serveTool, str, type ToolDeps } from '@askbus/tools';
+import { substitutionsTask } from './task';
+
+export * from './task';
 
 type Req = {
   ask: { query: string; site: string[]; maxResults?: number; minScore?: number };
@@ -29,7 +32,7 @@ export async function* runSubstitutions(
       score: (
         await ask(
           deps.llm,
-          ItemMatchAnswer,
+          itemMatchTask,
           { kind: 'item_match', name: recipeName, item },
           `Is this "${recipeName}"?`,
           ctx.signal,
@@ -44,7 +47,7 @@ export async function* runSubstitutions(
   }
   const answer = await ask(
     deps.llm,
-    SubstitutionsAnswer,
+    substitutionsTask,
     {
       kind: 'substitutions',
       query: req.ask.query,

@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { defineTask, type ItemShown } from '@askbus/llm';
+import { summarizeItem } from '@askbus/tools';
+import { extractFacts, factPhrase, factsByPath, showQuantity, type Fact } from '@askbus/understand';
+
+/** The compare tool's model task: two items side by side for a question, and a verdict. */
+export type CompareTask = {
+  kind: 'compare';
+  query: string;
+  details_requested: string;
+  item1: ItemShown;
+  item2: ItemShown;
+  /** Property paths the question compares on (the router's understanding), when known. */
+  aspects?: string[];
+};
+
+export const CompareAnswer = z.object({ comparison: z.string(), verdict: z.string().default('') });
+
+export const compareTask = defineTask({
+  kind: 'compare',
+  schema: CompareAnswer,
+  local: (task: CompareTask) =>
+    compareItems(task.item1, task.item2, task.details_requested, task.aspects ?? []),
+});
+
+const numberOf = (facts: ReadonlyMap<string, readonly Fact[]>, path: string): Fact | undefined =>
+  facts.get(path)?.find((f) => f.num !== undefined && (f.kind === 'number' || f.kind === 'date'));
+
+/**
+ * Two items side by side on the properties asked about (else the numbers both have), and a
+ * verdict on the first of them: the higher rating comes out ahead; other measures say which has more.
+ */
+export function compareItems(
+  item1: ItemShown,
+  item2: ItemShown,
+  detailsRequested: string,
+  aspects: readonly string[],
+): z.input<typeof CompareAnswer> {
+  const f1 = factsByPath(extractFacts(item1.schema_object));
+  const f2 = factsByPath(extractFacts(item2.schema_object));
+  const shared = [...f1.keys()].filter((p) => numberOf(f1, p) && numberOf(f2, p));
+  const paths = aspects.length ? aspects.filter((p) => f1.has(p) || f2.has(p)) : shared.slice(0, 4);
+  const parts: string[] = [];
+  let verdict = '';
+  for (const path of paths) {
+    const a = numberOf(f1, path);
+    const b = numberOf(f2, path);
+    if (!a || !b) {
+      const pa = f1.get(path);
+      const pb = f2.get(path);
+      if (pa && pb)
+        parts.push(
+          `${item1.name}: ${factPhrase(path, pa) ?? ''}; ${item2.name}: ${factPhrase(path, pb) ?? ''}.`,
+        );
+      continue;
+    }
+    // a rating reads as "rating" whatever the site calls it ("aggregate rating")
+    const label = a.dimension === 'rating' ? 'rating' : a.label || path;
+    const show = (f: Fact): string =>
+      f.kind === 'date'
+        ? String(Math.floor(f.num!))
+        : showQuantity(f.num!, { unit: f.unit, displayUnit: f.srcUnit, dimension: f.dimension });
+    parts.push(`On ${label}, ${item1.name} has ${show(a)} and ${item2.name} ${show(b)}.`);
+    if (!verdict && a.num !== b.num) {
+      const [hi, lo] = a.num! > b.num! ? [item1.name, item2.name] : [item2.name, item1.name];
+      verdict =
+        a.dimension === 'rating'
+          ? `${hi} comes out ahead on ${label}.`
+          : a.kind === 'date'
+            ? `${hi} is the more recent (${lo} is older).`
+            : `${hi} has the higher ${label}.`;
+    }
+  }
+  if (parts.length === 0)
+    parts.push(`${item1.name}: ${summarizeItem(item1)} ${item2.name}: ${summarizeItem(item2)}`);
+  if (!verdict)
+    verdict = `Neither clearly beats the other${detailsRequested && detailsRequested !== 'everything' ? ` on ${detailsRequested}` : ''}; it depends on what you want from a ${item1['@type'].toLowerCase()}.`;
+  return { comparison: `${parts.join(' ')} ${verdict}`, verdict };
+}
