@@ -629,10 +629,18 @@ export class IndexStore {
       .map((h) => this.urls[h.doc]!);
   }
 
-  /** The vector half alone: URLs best first, from the graph or (exact) from every vector (for evaluation). */
-  async vectorRanks(query: string, site: readonly string[], k: number, exact = false): Promise<string[]> {
+  /**
+   * The vector half alone: URLs best first (for evaluation). `auto` as searches do (the graph,
+   * or an exact scan of small sets), `graph` always the graph, `exact` every vector compared.
+   */
+  async vectorRanks(
+    query: string,
+    site: readonly string[],
+    k: number,
+    mode: 'auto' | 'graph' | 'exact' = 'auto',
+  ): Promise<string[]> {
     const sites = site.includes('all') ? undefined : new Set(site);
-    return (await this.vectorSearch(query, this.filterOf(sites, undefined), k, exact)).map((h) => h.id);
+    return (await this.vectorSearch(query, this.filterOf(sites, undefined), k, mode)).map((h) => h.id);
   }
 
   /** The vector half: the nearest items to the query among `filter`. */
@@ -640,15 +648,16 @@ export class IndexStore {
     query: string,
     filter: DocSet | undefined,
     depth: number,
-    exact = false,
+    mode: 'auto' | 'graph' | 'exact' = 'auto',
   ): Promise<{ id: string; score: number }[]> {
     if (!this.vectors || !this.embedder || this.vectors.size === 0) return [];
     const [qv] = await this.embedder.embed([query], 'query');
     if (!qv) return [];
     const q = Float32Array.from(qv);
-    const hits = exact
-      ? this.vectors.exactSearch(q, depth, filter, MIN_VECTOR_SCORE)
-      : this.vectors.search(q, depth, filter, MIN_VECTOR_SCORE);
+    const hits =
+      mode === 'exact'
+        ? this.vectors.exactSearch(q, depth, filter, MIN_VECTOR_SCORE)
+        : this.vectors.search(q, depth, filter, MIN_VECTOR_SCORE, mode === 'graph');
     return hits.map((h) => ({ id: this.urls[h.doc]!, score: h.score }));
   }
 

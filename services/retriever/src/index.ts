@@ -16,6 +16,7 @@ export * from './pg-store';
 export * from './vectors';
 export * from './structured-search';
 export * from './cross-site';
+export * from './synthetic';
 
 /** The queue group of every retriever replica. */
 export const RETRIEVER_SERVICE = 'retriever';

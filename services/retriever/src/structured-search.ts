@@ -82,17 +82,20 @@ export function rankCandidates(
         ? c.fit + 0.01 * c.text
         : c.text;
   const named = new Set(u.named.filter((n) => n.exact).map((n) => n.url));
-  candidates.sort((a, b) => {
-    const na = named.has(a.item.url);
-    if (na !== named.has(b.item.url)) return na ? -1 : 1;
+  // keys computed once per candidate, not once per comparison (tens of thousands of candidates)
+  const keyed = candidates.map((c) => ({ c, named: named.has(c.item.url), score: score(c) }));
+  keyed.sort((a, b) => {
+    if (a.named !== b.named) return a.named ? -1 : 1;
     if (sort) {
+      const ka = a.c.sortKey;
+      const kb = b.c.sortKey;
       // items that have the sorted number first, by it; then the rest
-      if (a.sortKey !== undefined && b.sortKey !== undefined && a.sortKey !== b.sortKey)
-        return b.sortKey - a.sortKey;
-      if ((a.sortKey === undefined) !== (b.sortKey === undefined)) return a.sortKey === undefined ? 1 : -1;
+      if (ka !== undefined && kb !== undefined && ka !== kb) return kb - ka;
+      if ((ka === undefined) !== (kb === undefined)) return ka === undefined ? 1 : -1;
     }
-    return score(b) - score(a) || (a.item.url < b.item.url ? -1 : 1);
+    return b.score - a.score || (a.c.item.url < b.c.item.url ? -1 : 1);
   });
+  keyed.forEach((k, i) => (candidates[i] = k.c));
   const n = Math.max(1, numResults);
   return candidates
     .slice(0, numResults)

@@ -14,6 +14,8 @@ const OVERSAMPLE = 2;
 const EXACT_BELOW = 4_000;
 const EXACT_SHARE = 0.1;
 const THREADS = 2;
+/** The graph's 8-bit cosines may be this far off the codes' (which decide the floor). */
+const FLOOR_MARGIN = 0.03;
 
 /**
  * Vectors for cosine search over numbered documents (unit vectors: dot = cosine):
@@ -91,12 +93,19 @@ export class VectorIndex {
 
   /**
    * The `k` documents most similar to `query` among `filter` (all when undefined) with a cosine
-   * of at least `minScore`, best first: the graph for large sets, an exact scan for small ones.
+   * of at least `minScore`, best first: the graph for large sets, an exact scan for small ones
+   * (`graphAlways`: the graph whatever the size, to measure it).
    */
-  search(query: Float32Array, k: number, filter?: DocSet, minScore = 0): { doc: number; score: number }[] {
+  search(
+    query: Float32Array,
+    k: number,
+    filter?: DocSet,
+    minScore = 0,
+    graphAlways = false,
+  ): { doc: number; score: number }[] {
     if (this.count === 0 || k <= 0) return [];
     const allowed = filter ? filter.size : this.count;
-    if (allowed <= EXACT_BELOW || allowed <= this.count * EXACT_SHARE) {
+    if (!graphAlways && (allowed <= EXACT_BELOW || allowed <= this.count * EXACT_SHARE)) {
       return this.exactSearch(query, k, filter, minScore);
     }
     // the graph knows no filter: ask for as many more as the filter is likely to reject
@@ -113,8 +122,12 @@ export class VectorIndex {
         if (score >= minScore) out.push({ doc, score });
       }
       out.sort((a, b) => b.score - a.score || a.doc - b.doc);
+      // the graph's farthest candidate is already below the floor: asking for more finds only worse
+      const last = found.distances.length ? 1 - found.distances[found.distances.length - 1]! : 0;
+      const exhausted = last < minScore - FLOOR_MARGIN;
       // enough, or no more to find: done
-      if (out.length >= k || found.keys.length < want || want >= this.count) return out.slice(0, k);
+      if (out.length >= k || exhausted || found.keys.length < want || want >= this.count)
+        return out.slice(0, k);
       want = Math.min(this.count, want * 4);
     }
   }
