@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import {
   StoredItem,
+  type Constraint,
   type NameMatch,
   type RetrievedItem,
   type SearchOutcome,
@@ -10,7 +11,7 @@ import {
   type SiteProfile,
   type Understanding,
 } from '@askbus/contracts';
-import { hasStructure, SiteCatalog } from '@askbus/understand';
+import { hasStructure, nameKey, SiteCatalog } from '@askbus/understand';
 import { structuredSearch } from './structured-search';
 import { LocalEmbeddings, Vocabulary, type EmbeddingProvider } from '@askbus/embeddings';
 import { Journal, syncDir, type JournalRecord, type JournalReplay } from './journal';
@@ -168,6 +169,8 @@ export class IndexStore {
   /** Changes since the last snapshot: the item now, or null when deleted. */
   private dirty = new Map<string, StoredItem | null>();
   private segments: SegmentInfo[] = [];
+  /** Each property's values and numbers → documents, built when a constraint first needs it; dropped on any change. */
+  private readonly columns = new Map<string, FactColumn>();
   private indexFiles: IndexFiles | undefined;
   private nextSegment = 1;
   private nextGeneration = 1;
@@ -482,6 +485,7 @@ export class IndexStore {
         {
           items: (s, t) => this.itemsOf(s, t),
           facts: (item) => this.catalog.facts(item),
+          narrow: (constraints, s, t) => this.narrow(constraints, s, t),
           textRanks: (text, allowed, depth, keywordOnly) =>
             this.textRanks(text, allowed, depth, keywordOnly, sites),
         },
@@ -520,6 +524,74 @@ export class IndexStore {
     const s = sites ? pick(this.siteDocs, sites) : undefined;
     const t = types ? pick(this.typeDocs, types) : undefined;
     return s && t ? DocSet.intersection(s, t) : (s ?? t);
+  }
+
+  /**
+   * The items that may pass these constraints, from the property columns: a value constraint
+   * takes the documents of its values, a range the documents whose numbers lie in it (by binary
+   * search), intersected with each other and with the site and type sets. Constraints no column
+   * answers (negations, words a value must contain, derived quantities) narrow nothing; every
+   * item returned is still tested.
+   */
+  private narrow(
+    constraints: readonly Constraint[],
+    sites: ReadonlySet<string> | undefined,
+    types: ReadonlySet<string> | undefined,
+  ): StoredItem[] | undefined {
+    let set: DocSet | undefined;
+    for (const k of constraints) {
+      let docs: DocSet | undefined;
+      if (k.kind === 'range' && 'path' in k.target) {
+        const col = this.column(k.target.path);
+        docs = new DocSet(this.urls.length);
+        let i = k.min === undefined ? 0 : lowerBound(col.nums, k.min);
+        for (; i < col.nums.length && (k.max === undefined || col.nums[i]! <= k.max); i++)
+          docs.add(col.numDocs[i]!);
+      } else if (k.kind === 'value' && !k.negated && k.contains.length === 0 && k.values.length > 0) {
+        const col = this.column(k.path);
+        docs = new DocSet(this.urls.length);
+        for (const v of k.values) for (const doc of col.values.get(nameKey(v)) ?? []) docs.add(doc);
+      }
+      if (docs) set = set ? DocSet.intersection(set, docs) : docs;
+    }
+    if (!set) return undefined;
+    const filter = this.filterOf(sites, types);
+    if (filter) set = DocSet.intersection(set, filter);
+    const out: StoredItem[] = [];
+    for (const doc of set) {
+      const item = this.items.get(this.urls[doc]!);
+      if (item) out.push(item);
+    }
+    return out;
+  }
+
+  /** A property's column: documents by value key, and numbers sorted with their documents. */
+  private column(path: string): FactColumn {
+    let col = this.columns.get(path);
+    if (col) return col;
+    const values = new Map<string, number[]>();
+    const pairs: Array<[number, number]> = [];
+    this.urls.forEach((url, doc) => {
+      const item = url ? this.items.get(url) : undefined;
+      if (!item) return;
+      for (const f of this.catalog.facts(item).get(path) ?? []) {
+        if (f.str !== undefined) {
+          const key = nameKey(f.str);
+          const list = values.get(key);
+          if (list) list.push(doc);
+          else values.set(key, [doc]);
+        }
+        if (f.num !== undefined) pairs.push([f.num, doc]);
+      }
+    });
+    pairs.sort((a, b) => a[0] - b[0]);
+    col = {
+      values,
+      nums: Float64Array.from(pairs, (p) => p[0]),
+      numDocs: Uint32Array.from(pairs, (p) => p[1]),
+    };
+    this.columns.set(path, col);
+    return col;
   }
 
   private *itemsOf(
@@ -695,6 +767,7 @@ export class IndexStore {
   }
 
   private applyUpsert(items: readonly StoredItem[], vectors: readonly number[][]): void {
+    this.columns.clear();
     const docs: number[] = [];
     const docVectors: number[][] = [];
     items.forEach((item, n) => {
@@ -737,6 +810,7 @@ export class IndexStore {
   }
 
   private applyDeleteSite(site: string): number {
+    this.columns.clear();
     const docs = this.siteDocs.get(site);
     if (!docs) return 0;
     let deleted = 0;
@@ -909,6 +983,25 @@ export class IndexStore {
       .catch((err: unknown) => this.onBackgroundError?.(err))
       .finally(() => (this.snapshotting = false));
   }
+}
+
+/** One property's values and numbers, for narrowing structured searches. */
+interface FactColumn {
+  values: Map<string, number[]>;
+  nums: Float64Array;
+  numDocs: Uint32Array;
+}
+
+/** The first index whose number is at least `min`. */
+function lowerBound(nums: Float64Array, min: number): number {
+  let lo = 0;
+  let hi = nums.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (nums[mid]! < min) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function sameItem(a: StoredItem, b: StoredItem): boolean {

@@ -13,6 +13,15 @@ export interface InMemorySource {
   /** Every item of these sites (all sites when undefined), of these types when given. */
   items(sites: ReadonlySet<string> | undefined, types: ReadonlySet<string> | undefined): Iterable<StoredItem>;
   facts(item: StoredItem): FactMap;
+  /**
+   * A narrower pool for these constraints, from an index (items that may pass: each is still
+   * tested); undefined when no constraint can narrow the pool.
+   */
+  narrow?(
+    constraints: readonly Constraint[],
+    sites: ReadonlySet<string> | undefined,
+    types: ReadonlySet<string> | undefined,
+  ): StoredItem[] | undefined;
   /** Item URLs ranked by text relevance to `text` among `allowed` (best first, at most `depth`). */
   textRanks(
     text: string,
@@ -110,11 +119,20 @@ export async function structuredSearch(
   numResults: number,
 ): Promise<{ items: RetrievedItem[]; outcome: SearchOutcome }> {
   let u = question;
-  const pool = [...src.items(sites, types)];
-  const facts = pool.map((item) => src.facts(item));
+  // the whole pool only when an order needs quantiles from the items (derived quantities)
+  let whole: { items: StoredItem[]; facts: FactMap[] } | undefined;
+  const wholePool = (): { items: StoredItem[]; facts: FactMap[] } => {
+    if (!whole) {
+      const items = [...src.items(sites, types)];
+      whole = { items, facts: items.map((item) => src.facts(item)) };
+    }
+    return whole;
+  };
   // derived quantities (profit, total score) have no profile quantiles: take them from the items
   const orders = u.orders.map((o) =>
-    o.quantiles ? o : { ...o, quantiles: quantilesOf(facts.map((f) => targetValue(o.target, f))) },
+    o.quantiles
+      ? o
+      : { ...o, quantiles: quantilesOf(wholePool().facts.map((f) => targetValue(o.target, f))) },
   );
   u = { ...u, orders };
   let constraints = [...u.constraints];
@@ -122,7 +140,10 @@ export async function structuredSearch(
   const filter = (): Candidate[] => {
     const out: Candidate[] = [];
     const passes = compileConstraints(constraints);
-    pool.forEach((item, i) => {
+    const narrowed = constraints.length ? src.narrow?.(constraints, sites, types) : undefined;
+    const items = narrowed ?? wholePool().items;
+    const facts = narrowed ? narrowed.map((item) => src.facts(item)) : wholePool().facts;
+    items.forEach((item, i) => {
       if (!passes(facts[i]!)) return;
       const s = satisfaction({ constraints: [], orders: u.orders }, facts[i]!);
       out.push({ item, fit: s.fit, sortKey: s.sortKey, text: 0 });

@@ -5,11 +5,11 @@ const { Index } = usearch;
 type AnnIndex = InstanceType<typeof Index>;
 
 /** HNSW graph shape: links per node, candidates kept while adding and while searching. */
-const CONNECTIVITY = 16;
-const EXPANSION_ADD = 64;
-const EXPANSION_SEARCH = 128;
+const CONNECTIVITY = 32;
+const EXPANSION_ADD = 128;
+const EXPANSION_SEARCH = 512;
 /** The graph returns this many times `k` candidates, rescored exactly from the stored codes. */
-const OVERSAMPLE = 2;
+const OVERSAMPLE = 4;
 /** A filter this small (or this share of the vectors) is scanned exactly: no graph walk. */
 const EXACT_BELOW = 4_000;
 const EXACT_SHARE = 0.1;
@@ -64,7 +64,7 @@ export class VectorIndex {
       if (v.length !== this.dimensions)
         throw new Error(`vector of ${v.length} dimensions for an index of ${this.dimensions}`);
       const f = v instanceof Float32Array ? v : Float32Array.from(v);
-      floats.push(f);
+      floats.push(fullRange(f));
       if (this.present.has(doc)) replaced.push(BigInt(doc));
       else this.count++;
       this.encode(doc, f);
@@ -108,11 +108,12 @@ export class VectorIndex {
     if (!graphAlways && (allowed <= EXACT_BELOW || allowed <= this.count * EXACT_SHARE)) {
       return this.exactSearch(query, k, filter, minScore);
     }
+    const scaledQuery = fullRange(query);
     // the graph knows no filter: ask for as many more as the filter is likely to reject
     const share = allowed / this.count;
     let want = Math.min(this.count, Math.ceil((k * OVERSAMPLE) / share));
     for (;;) {
-      const found = this.ann.search(query, want, 1);
+      const found = this.ann.search(scaledQuery, want, 1);
       const nonzero = sparseEntries(query);
       const out: { doc: number; score: number }[] = [];
       for (const key of found.keys) {
@@ -230,6 +231,19 @@ function newAnn(dimensions: number): AnnIndex {
     expansion_search: EXPANSION_SEARCH,
     multi: false,
   });
+}
+
+/**
+ * A vector scaled so its largest entry is ±1: the graph stores 8 bits per entry over [-1, 1],
+ * and unit vectors of 512 entries would use only a few of those levels. Cosine ignores scale.
+ */
+function fullRange(v: Float32Array): Float32Array {
+  let max = 0;
+  for (let i = 0; i < v.length; i++) max = Math.max(max, Math.abs(v[i]!));
+  if (max === 0) return v;
+  const out = new Float32Array(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = v[i]! / max;
+  return out;
 }
 
 /** The non-zero entries of a sparse query (the local model's), or undefined for a dense one. */
