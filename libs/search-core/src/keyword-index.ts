@@ -399,6 +399,7 @@ export class KeywordIndex {
         postings: this.postings.map((p) => p.length),
         fieldLengthSums: this.fieldLengthSums,
         avgUsed: this.avgUsed ?? null,
+        stale: this.stale,
         sections: sections.map((x) => x.byteLength),
       }),
     );
@@ -451,6 +452,7 @@ export class KeywordIndex {
     if (offset !== allDocs.length) throw new Error('keyword index postings are damaged');
     header.fieldLengthSums.forEach((x, f) => (index.fieldLengthSums[f] = x));
     if (header.avgUsed) index.avgUsed = header.avgUsed;
+    index.stale = header.stale;
     return index;
   }
 
@@ -568,6 +570,7 @@ const SerializedHeader = z.object({
   postings: z.array(z.number().int().nonnegative()),
   fieldLengthSums: z.array(z.number()),
   avgUsed: z.array(z.number()).nullable(),
+  stale: z.boolean().default(false),
   sections: z.array(z.number().int().nonnegative()),
 });
 

@@ -137,16 +137,42 @@ export async function structuredSearch(
   u = { ...u, orders };
   let constraints = [...u.constraints];
   const relaxed: string[] = [];
+  const named = new Set(u.named.filter((n) => n.exact).map((n) => n.url));
   const filter = (): Candidate[] => {
     const out: Candidate[] = [];
     const passes = compileConstraints(constraints);
     const narrowed = constraints.length ? src.narrow?.(constraints, sites, types) : undefined;
     const items = narrowed ?? wholePool().items;
     const facts = narrowed ? narrowed.map((item) => src.facts(item)) : wholePool().facts;
+    const sort = u.orders.find((o) => o.strength === 'sort');
+    if (!sort) {
+      items.forEach((item, i) => {
+        if (!passes(facts[i]!)) return;
+        const s = satisfaction({ constraints: [], orders: u.orders }, facts[i]!);
+        out.push({ item, fit: s.fit, sortKey: s.sortKey, text: 0 });
+      });
+      return out;
+    }
+    // A superlative orders by its number first: only items whose number can reach the first
+    // `numResults` (and the named ones) need their fit, which only breaks ties among them.
+    const passingFacts: FactMap[] = [];
     items.forEach((item, i) => {
       if (!passes(facts[i]!)) return;
-      const s = satisfaction({ constraints: [], orders: u.orders }, facts[i]!);
-      out.push({ item, fit: s.fit, sortKey: s.sortKey, text: 0 });
+      const raw = targetValue(sort.target, facts[i]!);
+      out.push({
+        item,
+        fit: 0,
+        sortKey: raw === undefined ? undefined : sort.direction === 'desc' ? raw : -raw,
+        text: 0,
+      });
+      passingFacts.push(facts[i]!);
+    });
+    const keys = out.map((c) => c.sortKey).filter((k): k is number => k !== undefined);
+    const need = numResults + named.size;
+    const floor = keys.length >= need ? keys.sort((a, b) => b - a)[need - 1]! : undefined;
+    out.forEach((c, i) => {
+      if (floor === undefined || named.has(c.item.url) || (c.sortKey !== undefined && c.sortKey >= floor))
+        c.fit = satisfaction({ constraints: [], orders: u.orders }, passingFacts[i]!).fit;
     });
     return out;
   };
