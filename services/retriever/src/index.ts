@@ -44,7 +44,7 @@ export interface RetrieverStore {
 }
 
 export interface RetrieverOptions {
-  /** Where the index is kept (snapshot: items.json, index.json, vectors; journal-N.jsonl); in memory only when undefined. */
+  /** Where the index is kept (item segments, keyword and vector index files, manifest.json; journal-N.jsonl); in memory only when undefined. */
   dataDir?: string;
   /** Embeddings for the vector half (default: the local WordNet model; null: keyword only). */
   embedder?: EmbeddingProvider | null;
