@@ -170,12 +170,20 @@ export async function structuredSearch(
     const keys = out.map((c) => c.sortKey).filter((k): k is number => k !== undefined);
     const need = numResults + named.size;
     const floor = keys.length >= need ? keys.sort((a, b) => b - a)[need - 1]! : undefined;
+    const top: Candidate[] = [];
+    const rest: Candidate[] = [];
     out.forEach((c, i) => {
-      if (floor === undefined || named.has(c.item.url) || (c.sortKey !== undefined && c.sortKey >= floor))
+      if (floor === undefined || named.has(c.item.url) || (c.sortKey !== undefined && c.sortKey >= floor)) {
         c.fit = satisfaction({ constraints: [], orders: u.orders }, passingFacts[i]!).fit;
+        top.push(c);
+      } else rest.push(c);
     });
-    return out;
+    // the rest sorts after every item of `top`: ranked (by words too) only among themselves
+    contenders = floor === undefined ? undefined : top;
+    return floor === undefined ? out : [...top, ...rest];
   };
+  /** The candidates that can reach the first results, when a superlative leaves the others behind. */
+  let contenders: Candidate[] | undefined;
   let passing = filter();
   while (passing.length === 0 && constraints.length > 0) {
     const drop = weakest(constraints)!;
@@ -185,16 +193,17 @@ export async function structuredSearch(
   }
   // without free words the question's own words still order what is left a little
   const rankText = u.freeText.trim() || u.text;
-  if (rankText && passing.length > 1) {
-    const allowed = new Set(passing.map((c) => c.item.url));
+  const ranked = contenders ?? passing;
+  if (rankText && ranked.length > 1) {
+    const allowed = new Set(ranked.map((c) => c.item.url));
     // the question's own words only break ties: the keyword half is enough for that
     applyTextRanks(
-      passing,
+      ranked,
       await src.textRanks(rankText, allowed, Math.max(numResults * 4, 200), !u.freeText.trim()),
     );
   }
   return {
-    items: rankCandidates(passing, u, numResults),
+    items: rankCandidates(ranked, u, numResults),
     outcome: { matched: passing.length, relaxed, orders },
   };
 }

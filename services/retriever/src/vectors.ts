@@ -12,10 +12,8 @@ const EXPANSION_SEARCH = 512;
 const OVERSAMPLE = 4;
 /** A filter this small (or this share of the vectors) is scanned exactly: no graph walk. */
 const EXACT_BELOW = 4_000;
-const EXACT_SHARE = 0.1;
+const EXACT_SHARE = 0.25;
 const THREADS = 2;
-/** The graph's 8-bit cosines may be this far off the codes' (which decide the floor). */
-const FLOOR_MARGIN = 0.03;
 
 /**
  * Vectors for cosine search over numbered documents (unit vectors: dot = cosine):
@@ -109,28 +107,21 @@ export class VectorIndex {
       return this.exactSearch(query, k, filter, minScore);
     }
     const scaledQuery = fullRange(query);
-    // the graph knows no filter: ask for as many more as the filter is likely to reject
+    // the graph knows no filter: ask for as many more as the filter is likely to reject (at
+    // most 4×: smaller sets are scanned exactly)
     const share = allowed / this.count;
-    let want = Math.min(this.count, Math.ceil((k * OVERSAMPLE) / share));
-    for (;;) {
-      const found = this.ann.search(scaledQuery, want, 1);
-      const nonzero = sparseEntries(query);
-      const out: { doc: number; score: number }[] = [];
-      for (const key of found.keys) {
-        const doc = Number(key);
-        if (!this.present.has(doc) || (filter && !filter.has(doc))) continue;
-        const score = this.dot(doc, query, nonzero);
-        if (score >= minScore) out.push({ doc, score });
-      }
-      out.sort((a, b) => b.score - a.score || a.doc - b.doc);
-      // the graph's farthest candidate is already below the floor: asking for more finds only worse
-      const last = found.distances.length ? 1 - found.distances[found.distances.length - 1]! : 0;
-      const exhausted = last < minScore - FLOOR_MARGIN;
-      // enough, or no more to find: done
-      if (out.length >= k || exhausted || found.keys.length < want || want >= this.count)
-        return out.slice(0, k);
-      want = Math.min(this.count, want * 4);
+    const want = Math.min(this.count, Math.ceil((k * OVERSAMPLE) / share));
+    const found = this.ann.search(scaledQuery, want, 1);
+    const nonzero = sparseEntries(query);
+    const out: { doc: number; score: number }[] = [];
+    for (const key of found.keys) {
+      const doc = Number(key);
+      if (!this.present.has(doc) || (filter && !filter.has(doc))) continue;
+      const score = this.dot(doc, query, nonzero);
+      if (score >= minScore) out.push({ doc, score });
     }
+    out.sort((a, b) => b.score - a.score || a.doc - b.doc);
+    return out.slice(0, k);
   }
 
   /** The exact answer: every vector of `filter` (or all) compared with `query`. */
