@@ -14,6 +14,8 @@ const OVERSAMPLE = 4;
 const EXACT_BELOW = 4_000;
 const EXACT_SHARE = 0.25;
 const THREADS = 2;
+/** Vectors added to the graph in one call. */
+const PENDING_BATCH = 2_048;
 
 /**
  * Vectors for cosine search over numbered documents (unit vectors: dot = cosine):
@@ -29,6 +31,9 @@ export class VectorIndex {
   private codes: Int16Array;
   private scales: Float32Array;
   private readonly present = new DocSet();
+  /** Documents in the graph; the others wait in `pending` (scanned exactly until added in bulk). */
+  private inGraph = new DocSet();
+  private pending: number[] = [];
   private count = 0;
 
   constructor(readonly dimensions: number) {
@@ -52,31 +57,54 @@ export class VectorIndex {
     this.setMany([doc], [vector]);
   }
 
-  /** Adds or replaces vectors (one graph insertion call for the batch). */
+  /**
+   * Adds or replaces vectors. The codes at once; the graph in bulk, PENDING_BATCH at a time and
+   * only once the index is larger than an exact scan handles (small loads never pay for it).
+   */
   setMany(docs: readonly number[], vectors: readonly ArrayLike<number>[]): void {
     if (docs.length === 0) return;
-    const floats: Float32Array[] = [];
     const replaced: bigint[] = [];
     docs.forEach((doc, n) => {
       const v = vectors[n]!;
       if (v.length !== this.dimensions)
         throw new Error(`vector of ${v.length} dimensions for an index of ${this.dimensions}`);
       const f = v instanceof Float32Array ? v : Float32Array.from(v);
-      floats.push(fullRange(f));
-      if (this.present.has(doc)) replaced.push(BigInt(doc));
-      else this.count++;
+      if (this.inGraph.has(doc)) {
+        replaced.push(BigInt(doc));
+        this.inGraph.delete(doc);
+      }
+      if (!this.present.has(doc)) this.count++;
       this.encode(doc, f);
       this.present.add(doc);
+      this.pending.push(doc);
     });
     if (replaced.length) this.ann.remove(replaced);
-    this.ann.add(BigUint64Array.from(docs.map(BigInt)), floats, THREADS);
+    if (this.count > EXACT_BELOW && this.pending.length >= PENDING_BATCH) this.flush();
   }
 
   delete(doc: number): void {
     if (!this.present.has(doc)) return;
     this.present.delete(doc);
     this.count--;
-    this.ann.remove(BigInt(doc));
+    if (this.inGraph.has(doc)) {
+      this.inGraph.delete(doc);
+      this.ann.remove(BigInt(doc));
+    }
+  }
+
+  /** Adds the pending vectors to the graph (decoded from their codes), in one call. */
+  private flush(): void {
+    const docs = [...new Set(this.pending)].filter((d) => this.present.has(d) && !this.inGraph.has(d));
+    this.pending = [];
+    if (docs.length === 0) return;
+    const floats = docs.map((doc) => {
+      const v = new Float32Array(this.dimensions);
+      const base = doc * this.dimensions;
+      for (let i = 0; i < this.dimensions; i++) v[i] = this.codes[base + i]!;
+      return fullRange(v);
+    });
+    this.ann.add(BigUint64Array.from(docs.map(BigInt)), floats, THREADS);
+    for (const d of docs) this.inGraph.add(d);
   }
 
   /** The cosine of a stored vector with `query`, from its codes. */
@@ -106,6 +134,7 @@ export class VectorIndex {
     if (!graphAlways && (allowed <= EXACT_BELOW || allowed <= this.count * EXACT_SHARE)) {
       return this.exactSearch(query, k, filter, minScore);
     }
+    this.flush();
     const scaledQuery = fullRange(query);
     // the graph knows no filter: ask for as many more as the filter is likely to reject (at
     // most 4×: smaller sets are scanned exactly)
@@ -151,6 +180,7 @@ export class VectorIndex {
 
   /** The graph to `graphPath` (usearch's format); the codes as bytes, returned. */
   save(graphPath: string): Buffer {
+    this.flush();
     this.ann.save(graphPath);
     const docs = Uint32Array.from(this.present);
     const header = Buffer.alloc(12);
@@ -187,6 +217,8 @@ export class VectorIndex {
       this.codes.set(codes.subarray(i * this.dimensions, (i + 1) * this.dimensions), doc * this.dimensions);
       this.present.add(doc);
     });
+    this.inGraph = DocSet.of(docs);
+    this.pending = [];
     this.count = n;
   }
 
