@@ -9,7 +9,7 @@ const CONNECTIVITY = 32;
 const EXPANSION_ADD = 128;
 const EXPANSION_SEARCH = 512;
 /** The graph returns this many times `k` candidates, rescored exactly from the stored codes. */
-const OVERSAMPLE = 4;
+const OVERSAMPLE = 8;
 /** A filter this small (or this share of the vectors) is scanned exactly: no graph walk. */
 const EXACT_BELOW = 4_000;
 const EXACT_SHARE = 0.25;
