@@ -22,7 +22,7 @@ export const FIELD_WEIGHTS: Readonly<Record<FieldName, number>> = {
   text: 0.6,
 };
 
-/** The same preference as MiniSearch field boosts (BM25 scores multiply by them). */
+/** The same preference as keyword-index field boosts (BM25 scores multiply by them). */
 export const FIELD_BOOSTS: Readonly<Record<FieldName, number>> = {
   name: 3,
   people: 2,

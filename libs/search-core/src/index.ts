@@ -3,3 +3,4 @@ export * from './fields';
 export * from './query';
 export * from './score';
 export * from './who';
+export * from './keyword-index';

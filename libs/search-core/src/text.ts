@@ -4,7 +4,7 @@ import { stemmer } from 'stemmer';
  * Bump when tokenizing, synonyms or stemming change: an index persisted by an older analyzer
  * holds terms a query can no longer produce, so it must be rebuilt rather than reopened.
  */
-export const ANALYZER_VERSION = 2;
+export const ANALYZER_VERSION = 3;
 
 /** English function words plus the filler people put in search requests ("show me", "find"). */
 export const STOPWORDS: ReadonlySet<string> = new Set(

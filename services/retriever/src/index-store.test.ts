@@ -170,7 +170,14 @@ describe('IndexStore persistence', () => {
     expect(first.openedFrom).toBe('empty');
     await first.upsert('cars', cars);
     await first.persist();
-    expect(readdirSync(dir).sort()).toEqual(['index.json', 'items.json', 'vectors.bin', 'vectors.json']); // no temp files left
+    expect(readdirSync(dir).sort()).toEqual([
+      'docs-1.json',
+      'keyword-1.bin',
+      'manifest.json',
+      'segment-1.jsonl',
+      'vectors-1.bin',
+      'vectors-1.usearch',
+    ]); // no temp files left
 
     const second = await IndexStore.open({ dataDir: dir });
     expect(second.openedFrom).toBe('disk');
@@ -185,8 +192,9 @@ describe('IndexStore persistence', () => {
     expect(second.size).toBe(406);
   });
 
-  it('re-indexes from items.json when index.json is missing or does not match', async () => {
-    writeFileSync(join(dir, 'index.json'), '{"broken":');
+  it('re-indexes from the segments when the keyword index is damaged', async () => {
+    const { index } = manifest(dir);
+    writeFileSync(join(dir, `keyword-${index.generation}.bin`), 'broken');
     const store = await IndexStore.open({ dataDir: dir });
     expect(store.openedFrom).toBe('rebuilt');
     expect(store.size).toBe(406);
@@ -197,7 +205,33 @@ describe('IndexStore persistence', () => {
     expect((await IndexStore.open({ dataDir: dir })).openedFrom).toBe('disk');
   });
 
-  it('refuses to start on a damaged items.json rather than silently starting empty', async () => {
+  it('re-indexes an index written by another analyzer version', async () => {
+    const m = manifest(dir);
+    writeFileSync(join(dir, 'manifest.json'), JSON.stringify({ ...m, index: { ...m.index, analyzer: 2 } }));
+    const store = await IndexStore.open({ dataDir: dir });
+    expect(store.openedFrom).toBe('rebuilt');
+    expect(store.size).toBe(406);
+    expect((await IndexStore.open({ dataDir: dir })).openedFrom).toBe('disk');
+  });
+
+  it('refuses to start on a damaged segment rather than silently starting empty', async () => {
+    const bad = mkdtempSync(join(tmpdir(), 'askbus-retriever-bad-'));
+    try {
+      const line = '{"nope":true}\n';
+      writeFileSync(join(bad, 'segment-1.jsonl'), line);
+      writeFileSync(
+        join(bad, 'manifest.json'),
+        JSON.stringify({ format: 2, journal: 0, segments: [{ id: 1, records: 1, bytes: line.length }] }),
+      );
+      await expect(IndexStore.open({ dataDir: bad })).rejects.toThrow(
+        /segment-1\.jsonl line 1 is not an item/,
+      );
+    } finally {
+      rmSync(bad, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses to start on a damaged items.json (the old layout) rather than silently starting empty', async () => {
     const bad = mkdtempSync(join(tmpdir(), 'askbus-retriever-bad-'));
     try {
       writeFileSync(join(bad, 'items.json'), JSON.stringify({ format: 1, items: [{ nope: true }] }));
@@ -214,8 +248,58 @@ describe('IndexStore persistence', () => {
     const few = movies.slice(0, 50);
     await store.upsert('movies', few);
     await Promise.all([store.persist(), store.persist(), store.persist()]);
-    const saved = JSON.parse(readFileSync(join(dir, 'items.json'), 'utf8')) as { items: unknown[] };
-    expect(saved.items).toHaveLength(456);
-    expect((await IndexStore.open({ dataDir: dir })).openedFrom).toBe('disk');
+    const again = await IndexStore.open({ dataDir: dir });
+    expect(again.openedFrom).toBe('disk');
+    expect(again.size).toBe(456);
+    expect(again.replayed.records).toBe(0);
+  });
+
+  it('persists incrementally: a small load writes a small segment, not the store again', async () => {
+    const store = await IndexStore.open({ dataDir: dir });
+    const before = manifest(dir);
+    const changed = { ...movies[100]!, name: 'A Renamed Movie Zyxwv' };
+    await store.upsert('movies', [changed, movies[101]!]);
+    await store.deleteSite('nothing-here');
+    await store.persist();
+    const after = manifest(dir);
+    expect(after.segments.slice(0, -1)).toEqual(before.segments);
+    expect(after.segments.at(-1)!.records).toBe(2);
+    // the indexes lag by two items: not written again
+    expect(after.index.generation).toBe(before.index.generation);
+    const again = await IndexStore.open({ dataDir: dir });
+    expect(again.openedFrom).toBe('disk');
+    expect(again.size).toBe(store.size);
+    expect((await again.search({ query: 'zyxwv', site: ['movies'] }))[0]!.url).toBe(changed.url);
+    expect(await again.search({ query: 'fast american cars', site: ['cars'], numResults: 10 })).toEqual(
+      await store.search({ query: 'fast american cars', site: ['cars'], numResults: 10 }),
+    );
+  });
+
+  it('merges the segments once they hold mostly replaced items, and drops deleted sites', async () => {
+    const store = await IndexStore.open({ dataDir: dir, embedder: null });
+    for (let i = 0; i < 3; i++) {
+      await store.upsert(
+        'cars',
+        cars.map((c) => ({ ...c, name: `${c.name} v${i}` })),
+      );
+      await store.persist();
+    }
+    await store.deleteSite('movies');
+    await store.persist();
+    const m = manifest(dir);
+    expect(m.segments.reduce((n, s) => n + s.records, 0)).toBeLessThanOrEqual(2 * store.size + 1_000);
+    const again = await IndexStore.open({ dataDir: dir, embedder: null });
+    expect(again.size).toBe(406);
+    expect(again.sites().map((s) => s.name)).toEqual(['cars']);
+    expect((await again.search({ query: 'honda civic v2', site: ['cars'], numResults: 1 }))[0]!.name).toMatch(
+      /Honda Civic.* v2/,
+    );
   });
 });
+
+function manifest(dir: string): {
+  segments: { id: number; records: number; bytes: number }[];
+  index: { generation: number; analyzer: number };
+} {
+  return JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as ReturnType<typeof manifest>;
+}

@@ -1,10 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import MiniSearch, { type Options } from 'minisearch';
 import { z } from 'zod';
 import {
   StoredItem,
+  type Constraint,
   type NameMatch,
   type RetrievedItem,
   type SearchOutcome,
@@ -12,7 +11,7 @@ import {
   type SiteProfile,
   type Understanding,
 } from '@askbus/contracts';
-import { hasStructure, SiteCatalog } from '@askbus/understand';
+import { hasStructure, nameKey, SiteCatalog } from '@askbus/understand';
 import { structuredSearch } from './structured-search';
 import { LocalEmbeddings, Vocabulary, type EmbeddingProvider } from '@askbus/embeddings';
 import { Journal, syncDir, type JournalRecord, type JournalReplay } from './journal';
@@ -20,15 +19,30 @@ import { heldElsewhere, type UpsertOptions, type UpsertResult } from './cross-si
 import { reciprocalRankFusion, VectorIndex } from './vectors';
 import {
   ANALYZER_VERSION,
-  FIELD_BOOSTS,
-  FIELD_NAMES,
+  DocSet,
   flattenItem,
+  KeywordIndex,
   parseQuery,
-  processTerm,
   stem,
-  tokenize,
   type ParsedQuery,
 } from '@askbus/search-core';
+import {
+  codesFile,
+  docsFile,
+  graphFile,
+  INDEX_FORMAT,
+  keywordFile,
+  LAYOUT_FILE,
+  Manifest,
+  MANIFEST_FILE,
+  readSegment,
+  segmentChunks,
+  segmentFile,
+  writeFileAtomic,
+  type IndexFiles,
+  type SegmentInfo,
+  type SegmentRecord,
+} from './segments';
 
 /** What one search asks (SearchRequest after parsing; numResults defaults to 50). */
 export interface SearchParams {
@@ -54,7 +68,7 @@ export class StoreInputError extends Error {
 }
 
 export interface IndexStoreOptions {
-  /** Directory for items.json, index.json and the vectors; without it the store lives in memory only. */
+  /** Directory for the segments, the indexes and the journal; without it the store lives in memory only. */
   dataDir?: string;
   /**
    * How items and queries become vectors for the vector half of the hybrid search: default the
@@ -70,55 +84,21 @@ export interface IndexStoreOptions {
 /** How `open` found its data. */
 export type OpenedFrom = 'empty' | 'disk' | 'rebuilt';
 
-/** One MiniSearch document: an item's weighted fields as text, plus what filters and boosts need. */
-interface IndexDoc {
-  id: string;
-  name: string;
-  people: string;
-  categories: string;
-  text: string;
-  site: string;
-  type: string;
-}
-
-/**
- * Analysis is search-core's, so the index and the ranker's local scorer agree on words:
- * tokenize + synonyms as MiniSearch's tokenize, stopwords + Porter stemming as its processTerm
- * (stopwords kept in titles, so "Up" can be found). Queries are analyzed by parseQuery and
- * handed over as finished terms (see `search`).
- */
-const INDEX_OPTIONS: Options<IndexDoc> = {
-  idField: 'id',
-  fields: [...FIELD_NAMES],
-  storeFields: ['site', 'type'],
-  tokenize: (text) => tokenize(text),
-  processTerm: (term, fieldName) => processTerm(term, fieldName === 'name'),
-};
-
-/** items.json: the items themselves, and which index.json they belong with. */
-const PersistedItems = z.object({
-  format: z.literal(1),
-  analyzer: z.number().int(),
-  /** sha256 of index.json as written with these items; a mismatch means "rebuild". */
-  indexSha256: z.string(),
-  items: z.array(StoredItem),
-  /** sha256 of vectors.json + vectors.bin as written with these items (absent: no vectors). */
-  vectorsSha256: z.string().optional(),
-  /** The last journal generation these items include (absent: written before the journal). */
-  journal: z.number().int().nonnegative().optional(),
-});
-
 const DEFAULT_SNAPSHOT_AFTER_BYTES = 64 * 1024 * 1024;
+/** The indexes are written again once this many items (or this share of all) are not in them. */
+const INDEX_LAG_ITEMS = 20_000;
+const INDEX_LAG_SHARE = 0.1;
+/** Segments are merged into one when they hold this many times more lines than there are items. */
+const COMPACT_LINES_FACTOR = 2;
+const MAX_SEGMENTS = 32;
 
-const ITEMS_FILE = 'items.json';
-const INDEX_FILE = 'index.json';
-const VECTORS_FILE = 'vectors.bin';
-const VECTORS_META_FILE = 'vectors.json';
-
-const VectorsMeta = z.object({
-  embedder: z.string(),
-  dimensions: z.number().int(),
-  ids: z.array(z.string()),
+/** The snapshot of the old layout (one items.json): read once, then replaced by segments. */
+const LEGACY_ITEMS_FILE = 'items.json';
+const LEGACY_FILES = ['items.json', 'index.json', 'vectors.bin', 'vectors.json'];
+const LegacyItems = z.object({
+  format: z.literal(1),
+  items: z.array(StoredItem),
+  journal: z.number().int().nonnegative().optional(),
 });
 
 /** RRF constant and list weights: the keyword list leads, the vector list adds what words miss. */
@@ -139,81 +119,61 @@ export function embeddingText(item: StoredItem): { text: string; categories: str
   return { text, categories };
 }
 
-const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
-const sha256Parts = (meta: string, bin: Buffer): string =>
-  createHash('sha256').update(meta).update(bin).digest('hex');
-
-function toDoc(item: StoredItem): IndexDoc {
-  const fields = flattenItem(item);
-  return {
-    id: item.url,
-    name: fields.name.join('\n'),
-    people: fields.people.join('\n'),
-    categories: fields.categories.join('\n'),
-    text: fields.text.join('\n'),
-    site: item.site,
-    type: item['@type'],
-  };
-}
-
-/**
- * Writes a file so readers see the old or the new content, never half of it; the content is on
- * disk before the rename, so a power loss cannot leave the new name on an empty file.
- */
-async function writeFileAtomic(path: string, content: string | Buffer): Promise<void> {
-  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  try {
-    const handle = await open(tmp, 'w');
-    try {
-      await handle.writeFile(content);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(tmp, path);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
-}
-
-/** Temp files of a snapshot write that was killed before its rename: never read, only in the way. */
+/** Temp files of a write that was killed before its rename: never read, only in the way. */
 async function removeTempFiles(dir: string): Promise<void> {
-  const names = [ITEMS_FILE, INDEX_FILE, VECTORS_FILE, VECTORS_META_FILE];
-  for (const f of await readdir(dir)) {
-    if (f.endsWith('.tmp') && names.some((n) => f.startsWith(`${n}.`)))
-      await rm(join(dir, f), { force: true });
-  }
+  for (const f of await readdir(dir)) if (f.endsWith('.tmp')) await rm(join(dir, f), { force: true });
 }
 
-async function readIfExists(path: string): Promise<string | undefined> {
+async function readIfExists(path: string): Promise<Buffer | undefined> {
   try {
-    return await readFile(path, 'utf8');
+    return await readFile(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
 }
 
-/** A snapshot serialized at one instant, to be written to disk after. */
+/** What a snapshot writes, captured at one instant under the change lock. */
 interface Snapshot {
   journalGeneration: number;
-  indexText: string;
-  itemsText: string;
-  vectors: { meta: string; bin: Buffer } | undefined;
+  /** The new segment (absent when nothing changed). */
+  segment: { id: number; records: SegmentRecord[] } | undefined;
+  /** Segments the manifest lists after this snapshot (the new one included). */
+  segments: SegmentInfo[];
+  /** New index files (the graph is written already, under a temp name). */
+  index: { files: IndexFiles; docs: string; keyword: Buffer; codes: Buffer | undefined } | undefined;
+  /** The index files the manifest names after this snapshot. */
+  indexFiles: IndexFiles | undefined;
 }
 
 /**
- * The retriever's index: schema.org items by URL, searchable with MiniSearch (BM25+), filtered
- * by site and type, persisted to `dataDir`. Usable in-process without NATS.
+ * The retriever's index: schema.org items by URL, searchable by keywords (BM25 over impact
+ * postings, search-core's KeywordIndex) and by meaning (an HNSW graph, vectors.ts), fused by
+ * rank; filtered by site and type through per-site and per-type document sets, persisted to
+ * `dataDir`. Usable in-process without NATS.
  *
- * On disk: a snapshot (items.json, index.json, vectors) for a fast start, plus a journal of
- * every change since (see Journal). A change is journaled and fsync'd before it is applied and
- * before `upsert`/`deleteSite` return, so what they acknowledged survives a kill at any moment.
+ * Items are numbered (documents) for the indexes; a replaced item gets a new number and its
+ * old one is dropped from the indexes. On disk: item segments and the indexes (segments.ts),
+ * plus a journal of every change since (see Journal). A change is journaled and fsync'd before
+ * it is applied and before `upsert`/`deleteSite` return, so what they acknowledged survives a
+ * kill at any moment.
  */
 export class IndexStore {
   private readonly items = new Map<string, StoredItem>();
-  private index = new MiniSearch<IndexDoc>(INDEX_OPTIONS);
+  private readonly docOf = new Map<string, number>();
+  /** Document number → URL ('' once dropped). */
+  private urls: string[] = [];
+  private keyword = new KeywordIndex();
+  private readonly siteDocs = new Map<string, DocSet>();
+  private readonly typeDocs = new Map<string, DocSet>();
+  /** Changes since the last snapshot: the item now, or null when deleted. */
+  private dirty = new Map<string, StoredItem | null>();
+  private segments: SegmentInfo[] = [];
+  /** Each property's values and numbers → documents, built when a constraint first needs it; dropped on any change. */
+  private readonly columns = new Map<string, FactColumn>();
+  private indexFiles: IndexFiles | undefined;
+  private nextSegment = 1;
+  private nextGeneration = 1;
   private writes: Promise<void> = Promise.resolve();
   /** Changes and snapshot captures run one at a time, so journal order is the order applied. */
   private lock: Promise<unknown> = Promise.resolve();
@@ -228,7 +188,7 @@ export class IndexStore {
   /** Each site's profile, the names index and every item's facts, kept with the items. */
   readonly catalog = new SiteCatalog(true);
   readonly embedder: EmbeddingProvider | undefined;
-  private readonly vectors: VectorIndex | undefined;
+  private vectors: VectorIndex | undefined;
 
   private constructor(
     private readonly dataDir: string | undefined,
@@ -250,10 +210,11 @@ export class IndexStore {
   }
 
   /**
-   * Opens the store: the last snapshot in dataDir (MiniSearch's own JSON, no re-indexing;
-   * re-indexing the saved items when index.json is missing, stale or from another analyzer
-   * version), then the journal of changes since, replayed on top. A damaged items.json is an
-   * error: better to stop than to start empty and lose a site without a word.
+   * Opens the store: the segments in dataDir, with the indexes read from disk (no re-indexing)
+   * and only the items of later segments indexed again; everything re-indexed when the index
+   * files are missing, damaged or from another analyzer or index version. Then the journal of
+   * changes since, replayed on top. A damaged manifest or segment is an error: better to stop
+   * than to start empty and lose a site without a word.
    */
   static async open(opts: IndexStoreOptions = {}): Promise<IndexStore> {
     const store = new IndexStore(opts.dataDir, opts.embedder, opts);
@@ -269,50 +230,201 @@ export class IndexStore {
     return store;
   }
 
-  /** Reads items.json and what goes with it; whether it must be written again, and the journal generation it includes. */
-  private async loadSnapshot(dir: string): Promise<{ journalGeneration: number; needsSnapshot: boolean }> {
-    const itemsPath = join(dir, ITEMS_FILE);
-    const itemsText = await readIfExists(itemsPath);
-    if (itemsText === undefined) return { journalGeneration: 0, needsSnapshot: false };
+  /** One open with a data directory (what a benchmark needs): `IndexStore.open({ dataDir })`. */
+  static async openDir(dataDir: string, embedder?: IndexStoreOptions['embedder']): Promise<IndexStore> {
+    return IndexStore.open({ dataDir, ...(embedder === undefined ? {} : { embedder }) });
+  }
 
-    let saved: z.infer<typeof PersistedItems>;
+  /** Reads the manifest, the segments and the indexes; whether a snapshot must be written, and the journal generation included. */
+  private async loadSnapshot(dir: string): Promise<{ journalGeneration: number; needsSnapshot: boolean }> {
+    const manifestPath = join(dir, MANIFEST_FILE);
+    const manifestBytes = await readIfExists(manifestPath);
+    if (manifestBytes === undefined) return this.loadLegacy(dir);
+    let manifest: Manifest;
     try {
-      saved = PersistedItems.parse(JSON.parse(itemsText));
+      manifest = Manifest.parse(JSON.parse(manifestBytes.toString('utf8')));
     } catch (err) {
       throw new Error(
-        `${itemsPath} is not a readable askbus index: ${err instanceof Error ? err.message : err}`,
+        `${manifestPath} is not a readable askbus index: ${err instanceof Error ? err.message : err}`,
       );
     }
-    const journalGeneration = saved.journal ?? 0;
-    for (const item of saved.items) {
-      this.items.set(item.url, item);
+    this.segments = manifest.segments;
+    this.nextSegment = Math.max(0, ...manifest.segments.map((s) => s.id)) + 1;
+    this.nextGeneration = (manifest.index?.generation ?? 0) + 1;
+
+    // the items: every segment in order, later ones winning; which URLs changed after the indexes
+    const through = manifest.index?.throughSegment ?? -1;
+    const changedAfter = new Set<string>();
+    for (const seg of manifest.segments) {
+      const after = seg.id > through;
+      await readSegment(join(dir, segmentFile(seg.id)), seg.bytes, (r) => {
+        if ('deleted' in r) {
+          this.items.delete(r.deleted);
+          if (after) changedAfter.add(r.deleted);
+        } else {
+          this.items.set(r.url, r);
+          if (after) changedAfter.add(r.url);
+        }
+      });
+    }
+    for (const item of this.items.values()) {
       this.catalog.add(item);
       const { text, categories } = embeddingText(item);
       this.vocabulary.observe(text, categories);
     }
-    const vectorsOk = await this.loadVectors(dir, saved.vectorsSha256);
 
-    const indexText = await readIfExists(join(dir, INDEX_FILE));
-    if (
-      indexText !== undefined &&
-      saved.analyzer === ANALYZER_VERSION &&
-      sha256(indexText) === saved.indexSha256
-    ) {
+    const loaded = await this.loadIndexes(dir, manifest.index);
+    if (loaded) {
+      // drop what changed after the indexes were written, then index it as it is now
+      const again: StoredItem[] = [];
+      this.urls.forEach((url, doc) => {
+        if (!url) return;
+        const item = this.items.get(url);
+        if (!item || changedAfter.has(url)) this.dropDoc(doc, undefined);
+        else this.addFilters(doc, item);
+      });
+      for (const url of changedAfter) {
+        const item = this.items.get(url);
+        if (item && !this.docOf.has(url)) again.push(item);
+      }
+      await this.indexItems(again);
+      this.indexFiles = manifest.index;
+      this._openedFrom = 'disk';
+      return { journalGeneration: manifest.journal, needsSnapshot: this._vectorsFrom === 'computed' };
+    }
+    await this.rebuildIndexes();
+    this._openedFrom = 'rebuilt';
+    return { journalGeneration: manifest.journal, needsSnapshot: true };
+  }
+
+  /** A data directory of the old layout (items.json): its items, indexed anew and written as segments. */
+  private async loadLegacy(dir: string): Promise<{ journalGeneration: number; needsSnapshot: boolean }> {
+    const path = join(dir, LEGACY_ITEMS_FILE);
+    const text = await readIfExists(path);
+    if (text === undefined) return { journalGeneration: 0, needsSnapshot: false };
+    let saved: z.infer<typeof LegacyItems>;
+    try {
+      saved = LegacyItems.parse(JSON.parse(text.toString('utf8')));
+    } catch (err) {
+      throw new Error(`${path} is not a readable askbus index: ${err instanceof Error ? err.message : err}`);
+    }
+    for (const item of saved.items) {
+      this.items.set(item.url, item);
+      this.dirty.set(item.url, item);
+      this.catalog.add(item);
+      const { text: t, categories } = embeddingText(item);
+      this.vocabulary.observe(t, categories);
+    }
+    await this.rebuildIndexes();
+    this._openedFrom = 'rebuilt';
+    return { journalGeneration: saved.journal ?? 0, needsSnapshot: true };
+  }
+
+  /** Reads the index files the manifest names; false when they are missing, stale or damaged. */
+  private async loadIndexes(dir: string, files: IndexFiles | undefined): Promise<boolean> {
+    if (!files || files.analyzer !== ANALYZER_VERSION) return false;
+    try {
+      const docsBytes = await readFile(join(dir, docsFile(files.generation)));
+      const urls = z.array(z.string()).parse(JSON.parse(docsBytes.toString('utf8')));
+      const keyword = KeywordIndex.load(await readFile(join(dir, keywordFile(files.generation))));
+      for (let doc = 0; doc < urls.length; doc++)
+        if (urls[doc] && !keyword.has(doc)) throw new Error('keyword index misses documents');
+      this.keyword = keyword;
+      this.urls = urls;
+      urls.forEach((url, doc) => {
+        if (url) this.docOf.set(url, doc);
+      });
+    } catch {
+      this.keyword = new KeywordIndex();
+      this.urls = [];
+      this.docOf.clear();
+      return false;
+    }
+    const vectors = this.vectors;
+    if (!vectors || !this.embedder) return true;
+    let fromDisk = false;
+    if (files.embedder === this.embedder.id && files.dimensions === vectors.dimensions) {
       try {
-        this.index = MiniSearch.loadJSON<IndexDoc>(indexText, INDEX_OPTIONS);
-        if (this.index.documentCount === this.items.size) {
-          this._openedFrom = 'disk';
-          return { journalGeneration, needsSnapshot: !vectorsOk };
-        }
+        const codes = await readFile(join(dir, codesFile(files.generation)));
+        vectors.load(join(dir, graphFile(files.generation)), codes);
+        fromDisk = true;
       } catch {
-        // fall through to a rebuild from the items
+        this.vectors = new VectorIndex(vectors.dimensions);
       }
     }
-    this.index = new MiniSearch<IndexDoc>(INDEX_OPTIONS);
-    this.index.addAll([...this.items.values()].map(toDoc));
-    await this.embedItems([...this.items.values()].filter((i) => !this.vectors?.has(i.url)));
-    this._openedFrom = 'rebuilt';
-    return { journalGeneration, needsSnapshot: true };
+    this._vectorsFrom = fromDisk ? 'disk' : 'computed';
+    if (!fromDisk) {
+      const docs: number[] = [];
+      const items: StoredItem[] = [];
+      this.urls.forEach((url, doc) => {
+        const item = url ? this.items.get(url) : undefined;
+        if (item) {
+          docs.push(doc);
+          items.push(item);
+        }
+      });
+      await this.embedInto(docs, items);
+    }
+    return true;
+  }
+
+  /** Indexes every item from scratch. */
+  private async rebuildIndexes(): Promise<void> {
+    this.keyword = new KeywordIndex();
+    this.urls = [];
+    this.docOf.clear();
+    this.siteDocs.clear();
+    this.typeDocs.clear();
+    if (this.vectors) this.vectors = new VectorIndex(this.vectors.dimensions);
+    await this.indexItems([...this.items.values()]);
+    this.indexFiles = undefined;
+    if (this.vectors) this._vectorsFrom = 'computed';
+  }
+
+  /** Numbers items that have no document and puts them in every index (items already in `items`). */
+  private async indexItems(items: readonly StoredItem[]): Promise<void> {
+    const docs: number[] = [];
+    for (const item of items) {
+      const doc = this.urls.length;
+      this.urls.push(item.url);
+      this.docOf.set(item.url, doc);
+      this.keyword.add(doc, flattenItem(item));
+      this.addFilters(doc, item);
+      docs.push(doc);
+    }
+    await this.embedInto(docs, items);
+  }
+
+  private async embedInto(docs: readonly number[], items: readonly StoredItem[]): Promise<void> {
+    const vectors = this.vectors;
+    if (!vectors || !this.embedder) return;
+    for (let i = 0; i < items.length; i += EMBED_BATCH) {
+      const batch = items.slice(i, i + EMBED_BATCH);
+      const out = await this.embedder.embed(
+        batch.map((it) => embeddingText(it).text),
+        'document',
+      );
+      vectors.setMany(docs.slice(i, i + EMBED_BATCH), out);
+    }
+  }
+
+  private addFilters(doc: number, item: StoredItem): void {
+    setOf(this.siteDocs, item.site).add(doc);
+    setOf(this.typeDocs, item['@type']).add(doc);
+  }
+
+  /** Takes a document out of every index (its item is gone or replaced). */
+  private dropDoc(doc: number, item: StoredItem | undefined): void {
+    const url = this.urls[doc];
+    if (!url) return;
+    this.keyword.remove(doc, item ? flattenItem(item) : undefined);
+    this.vectors?.delete(doc);
+    if (item) {
+      this.siteDocs.get(item.site)?.delete(doc);
+      this.typeDocs.get(item['@type'])?.delete(doc);
+    }
+    this.urls[doc] = '';
+    if (this.docOf.get(url) === doc) this.docOf.delete(url);
   }
 
   /** Applies one journaled change again on open (it is on disk already). */
@@ -339,42 +451,6 @@ export class IndexStore {
     return this._vectorsFrom;
   }
 
-  /** Reads the stored vectors when they are this embedder's; embeds items that have none. True when nothing was missing. */
-  private async loadVectors(dir: string, sha: string | undefined): Promise<boolean> {
-    const vectors = this.vectors;
-    if (!vectors || !this.embedder) return true;
-    try {
-      const metaText = await readIfExists(join(dir, VECTORS_META_FILE));
-      const bin = await readFile(join(dir, VECTORS_FILE)).catch(() => undefined);
-      if (metaText !== undefined && bin && sha === sha256Parts(metaText, bin)) {
-        const meta = VectorsMeta.parse(JSON.parse(metaText));
-        if (meta.embedder === this.embedder.id && meta.dimensions === vectors.dimensions) {
-          vectors.load(meta.ids, bin);
-          for (const id of meta.ids) if (!this.items.has(id)) vectors.delete(id);
-        }
-      }
-    } catch {
-      // recompute below
-    }
-    const missing = [...this.items.values()].filter((i) => !vectors.has(i.url));
-    this._vectorsFrom = missing.length === 0 ? 'disk' : 'computed';
-    await this.embedItems(missing);
-    return missing.length === 0;
-  }
-
-  private async embedItems(items: readonly StoredItem[]): Promise<void> {
-    const vectors = this.vectors;
-    if (!vectors || !this.embedder) return;
-    for (let i = 0; i < items.length; i += EMBED_BATCH) {
-      const batch = items.slice(i, i + EMBED_BATCH);
-      const out = await this.embedder.embed(
-        batch.map((it) => embeddingText(it).text),
-        'document',
-      );
-      batch.forEach((it, n) => vectors.set(it.url, out[n]!));
-    }
-  }
-
   /** Number of items over all sites. */
   get size(): number {
     return this.items.size;
@@ -385,10 +461,9 @@ export class IndexStore {
   }
 
   /**
-   * Best matches first: BM25+ over the weighted fields (name > people, categories > text),
-   * any query term may match (OR), a little fuzziness for typos, prefix on the last term;
-   * a query's numeric intents ("fuel efficient", "best") raise items whose numbers fit, and
-   * items of a type it names ("cars") come before others.
+   * Best matches first: BM25 over the weighted fields (name > people, categories > text),
+   * any query term may match (OR), a little fuzziness for typos, prefix on the last term,
+   * fused with the nearest vectors.
    */
   async search(params: SearchParams): Promise<RetrievedItem[]> {
     return (await this.searchWithOutcome(params)).items;
@@ -396,7 +471,7 @@ export class IndexStore {
 
   /**
    * Search, and with an understanding what its constraints did: structured questions filter and
-   * sort every item of the sites (structured-search.ts); plain ones take the hybrid path below,
+   * sort the items of the sites (structured-search.ts); plain ones take the hybrid path below,
    * the items the question names exactly first.
    */
   async searchWithOutcome(params: SearchParams): Promise<SearchResult> {
@@ -410,6 +485,7 @@ export class IndexStore {
         {
           items: (s, t) => this.itemsOf(s, t),
           facts: (item) => this.catalog.facts(item),
+          narrow: (constraints, s, t) => this.narrow(constraints, s, t),
           textRanks: (text, allowed, depth, keywordOnly) =>
             this.textRanks(text, allowed, depth, keywordOnly, sites),
         },
@@ -433,14 +509,103 @@ export class IndexStore {
     return { items };
   }
 
+  /**
+   * The documents of these sites and types, as one set (undefined: no filter). From the
+   * per-site and per-type sets, so no item is looked at.
+   */
+  private filterOf(
+    sites: ReadonlySet<string> | undefined,
+    types: ReadonlySet<string> | undefined,
+  ): DocSet | undefined {
+    const pick = (index: Map<string, DocSet>, names: ReadonlySet<string>): DocSet => {
+      const sets = [...names].map((n) => index.get(n)).filter((s): s is DocSet => s !== undefined);
+      return sets.length === 1 ? sets[0]! : DocSet.union(sets);
+    };
+    const s = sites ? pick(this.siteDocs, sites) : undefined;
+    const t = types ? pick(this.typeDocs, types) : undefined;
+    return s && t ? DocSet.intersection(s, t) : (s ?? t);
+  }
+
+  /**
+   * The items that may pass these constraints, from the property columns: a value constraint
+   * takes the documents of its values, a range the documents whose numbers lie in it (by binary
+   * search), intersected with each other and with the site and type sets. Constraints no column
+   * answers (negations, words a value must contain, derived quantities) narrow nothing; every
+   * item returned is still tested.
+   */
+  private narrow(
+    constraints: readonly Constraint[],
+    sites: ReadonlySet<string> | undefined,
+    types: ReadonlySet<string> | undefined,
+  ): StoredItem[] | undefined {
+    let set: DocSet | undefined;
+    for (const k of constraints) {
+      let docs: DocSet | undefined;
+      if (k.kind === 'range' && 'path' in k.target) {
+        const col = this.column(k.target.path);
+        docs = new DocSet(this.urls.length);
+        let i = k.min === undefined ? 0 : lowerBound(col.nums, k.min);
+        for (; i < col.nums.length && (k.max === undefined || col.nums[i]! <= k.max); i++)
+          docs.add(col.numDocs[i]!);
+      } else if (k.kind === 'value' && !k.negated && k.contains.length === 0 && k.values.length > 0) {
+        const col = this.column(k.path);
+        docs = new DocSet(this.urls.length);
+        for (const v of k.values) for (const doc of col.values.get(nameKey(v)) ?? []) docs.add(doc);
+      }
+      if (docs) set = set ? DocSet.intersection(set, docs) : docs;
+    }
+    if (!set) return undefined;
+    const filter = this.filterOf(sites, types);
+    if (filter) set = DocSet.intersection(set, filter);
+    const out: StoredItem[] = [];
+    for (const doc of set) {
+      const item = this.items.get(this.urls[doc]!);
+      if (item) out.push(item);
+    }
+    return out;
+  }
+
+  /** A property's column: documents by value key, and numbers sorted with their documents. */
+  private column(path: string): FactColumn {
+    let col = this.columns.get(path);
+    if (col) return col;
+    const values = new Map<string, number[]>();
+    const pairs: Array<[number, number]> = [];
+    this.urls.forEach((url, doc) => {
+      const item = url ? this.items.get(url) : undefined;
+      if (!item) return;
+      for (const f of this.catalog.facts(item).get(path) ?? []) {
+        if (f.str !== undefined) {
+          const key = nameKey(f.str);
+          const list = values.get(key);
+          if (list) list.push(doc);
+          else values.set(key, [doc]);
+        }
+        if (f.num !== undefined) pairs.push([f.num, doc]);
+      }
+    });
+    pairs.sort((a, b) => a[0] - b[0]);
+    col = {
+      values,
+      nums: Float64Array.from(pairs, (p) => p[0]),
+      numDocs: Uint32Array.from(pairs, (p) => p[1]),
+    };
+    this.columns.set(path, col);
+    return col;
+  }
+
   private *itemsOf(
     sites: ReadonlySet<string> | undefined,
     types: ReadonlySet<string> | undefined,
   ): Iterable<StoredItem> {
-    for (const item of this.items.values()) {
-      if (sites && !sites.has(item.site)) continue;
-      if (types && !types.has(item['@type'])) continue;
-      yield item;
+    const filter = this.filterOf(sites, types);
+    if (!filter) {
+      yield* this.items.values();
+      return;
+    }
+    for (const doc of filter) {
+      const item = this.items.get(this.urls[doc]!);
+      if (item) yield item;
     }
   }
 
@@ -454,28 +619,17 @@ export class IndexStore {
   ): Promise<string[]> {
     const parsed = this.withoutSiteWords(parseQuery(text), sites);
     if (parsed.searchTerms.length === 0) return [];
-    const keyword = this.index
-      .search(parsed.searchTerms.join(' '), {
-        tokenize: (q) => q.split(' '),
-        processTerm: (t) => t,
-        boost: { ...FIELD_BOOSTS },
-        combineWith: 'OR',
-        prefix: (term, i, terms) => i === terms.length - 1 && term.length >= 4,
-        fuzzy: (term) => (term.length >= 6 ? 1 : false),
-        weights: { fuzzy: 0.3, prefix: 0.4 },
-        filter: (r) => allowed.has(r.id as string),
-      })
-      .slice(0, depth)
-      .map((r) => r.id as string);
-    let vector: string[] = [];
-    if (!keywordOnly && this.vectors && this.embedder && this.vectors.size > 0) {
-      const [qv] = await this.embedder.embed([text], 'query');
-      if (qv)
-        vector = this.vectors
-          .search(Float32Array.from(qv), depth, (id) => allowed.has(id), MIN_VECTOR_SCORE)
-          .map((h) => h.id);
+    const filter = new DocSet(this.urls.length);
+    for (const url of allowed) {
+      const doc = this.docOf.get(url);
+      if (doc !== undefined) filter.add(doc);
     }
-    const fused = reciprocalRankFusion([keyword, vector], RRF_K, [KEYWORD_WEIGHT, VECTOR_WEIGHT]);
+    const keyword = this.keyword.search(parsed.searchTerms, depth, filter).map((h) => this.urls[h.doc]!);
+    const vector = keywordOnly ? [] : await this.vectorSearch(text, filter, depth);
+    const fused = reciprocalRankFusion([keyword, vector.map((h) => h.id)], RRF_K, [
+      KEYWORD_WEIGHT,
+      VECTOR_WEIGHT,
+    ]);
     return [...fused.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([id]) => id);
   }
 
@@ -520,9 +674,10 @@ export class IndexStore {
     const numResults = params.numResults ?? 50;
     const depth = Math.max(100, numResults * 2);
     const types = params.types?.length ? new Set(params.types) : undefined;
-    const keyword = this.keywordSearch(parsed, sites, types).slice(0, depth);
-    const vector = await this.vectorSearch(params.query, sites, types, depth);
-    const fused = reciprocalRankFusion([keyword.map((r) => r.id), vector.map((r) => r.id)], RRF_K, [
+    const filter = this.filterOf(sites, types);
+    const keyword = this.keyword.search(parsed.searchTerms, depth, filter).map((h) => this.urls[h.doc]!);
+    const vector = await this.vectorSearch(params.query, filter, depth);
+    const fused = reciprocalRankFusion([keyword, vector.map((r) => r.id)], RRF_K, [
       KEYWORD_WEIGHT,
       VECTOR_WEIGHT,
     ]);
@@ -537,56 +692,45 @@ export class IndexStore {
     return out;
   }
 
-  /**
-   * The keyword half: BM25+ over the weighted fields (name > people, categories > text), any
-   * query term may match (OR), a little fuzziness for typos, prefix on the last term; a
-   * query's numeric intents ("fuel efficient", "best") raise items whose numbers fit, and
-   * items of a type it names ("cars") come before others.
-   */
-  private keywordSearch(
-    parsed: ParsedQuery,
-    sites: Set<string> | undefined,
-    types: Set<string> | undefined,
-  ): { id: string; score: number }[] {
-    return this.index
-      .search(parsed.searchTerms.join(' '), {
-        // the terms are already analyzed: split them apart again, change nothing
-        tokenize: (q) => q.split(' '),
-        processTerm: (t) => t,
-        boost: { ...FIELD_BOOSTS },
-        combineWith: 'OR',
-        prefix: (term, i, terms) => i === terms.length - 1 && term.length >= 4,
-        fuzzy: (term) => (term.length >= 6 ? 1 : false),
-        weights: { fuzzy: 0.3, prefix: 0.4 },
-        filter: (r) => (!sites || sites.has(r.site as string)) && (!types || types.has(r.type as string)),
-      })
-      .map((r) => ({ id: r.id as string, score: r.score }));
+  /** The keyword half alone: URLs best first (for evaluation). */
+  keywordRanks(query: string, site: readonly string[], k: number): string[] {
+    const sites = site.includes('all') ? undefined : new Set(site);
+    const parsed = this.withoutSiteWords(parseQuery(query), sites);
+    return this.keyword
+      .search(parsed.searchTerms, k, this.filterOf(sites, undefined))
+      .map((h) => this.urls[h.doc]!);
   }
 
   /**
-   * The vector half: cosine between the query's vector and every stored item's (brute force),
-   * the same filters, the same preference for items of a named type and for numbers that fit.
+   * The vector half alone: URLs best first (for evaluation). `auto` as searches do (the graph,
+   * or an exact scan of small sets), `graph` always the graph, `exact` every vector compared.
    */
+  async vectorRanks(
+    query: string,
+    site: readonly string[],
+    k: number,
+    mode: 'auto' | 'graph' | 'exact' = 'auto',
+  ): Promise<string[]> {
+    const sites = site.includes('all') ? undefined : new Set(site);
+    return (await this.vectorSearch(query, this.filterOf(sites, undefined), k, mode)).map((h) => h.id);
+  }
+
+  /** The vector half: the nearest items to the query among `filter`. */
   private async vectorSearch(
     query: string,
-    sites: Set<string> | undefined,
-    types: Set<string> | undefined,
+    filter: DocSet | undefined,
     depth: number,
+    mode: 'auto' | 'graph' | 'exact' = 'auto',
   ): Promise<{ id: string; score: number }[]> {
     if (!this.vectors || !this.embedder || this.vectors.size === 0) return [];
     const [qv] = await this.embedder.embed([query], 'query');
     if (!qv) return [];
-    return this.vectors.search(
-      Float32Array.from(qv),
-      depth,
-      (id) => {
-        const item = this.items.get(id);
-        if (!item) return false;
-        if (sites && !sites.has(item.site)) return false;
-        return !types || types.has(item['@type']);
-      },
-      MIN_VECTOR_SCORE,
-    );
+    const q = Float32Array.from(qv);
+    const hits =
+      mode === 'exact'
+        ? this.vectors.exactSearch(q, depth, filter, MIN_VECTOR_SCORE)
+        : this.vectors.search(q, depth, filter, MIN_VECTOR_SCORE, mode === 'graph');
+    return hits.map((h) => ({ id: this.urls[h.doc]!, score: h.score }));
   }
 
   /**
@@ -623,46 +767,66 @@ export class IndexStore {
   }
 
   private applyUpsert(items: readonly StoredItem[], vectors: readonly number[][]): void {
+    this.columns.clear();
+    const docs: number[] = [];
+    const docVectors: number[][] = [];
     items.forEach((item, n) => {
-      const doc = toDoc(item);
       const old = this.items.get(item.url);
+      // the same item again (a site loaded twice): nothing to index
+      if (old && sameItem(old, item)) return;
       if (old) {
         const o = embeddingText(old);
         this.vocabulary.forget(o.text, o.categories);
         this.catalog.remove(old);
+        const oldDoc = this.docOf.get(item.url);
+        if (oldDoc !== undefined) this.dropDoc(oldDoc, old);
       }
       this.catalog.add(item);
-      if (this.index.has(item.url)) this.index.replace(doc);
-      else this.index.add(doc);
       this.items.set(item.url, item);
+      this.dirty.set(item.url, item);
+      const doc = this.urls.length;
+      this.urls.push(item.url);
+      this.docOf.set(item.url, doc);
+      this.keyword.add(doc, flattenItem(item));
+      this.addFilters(doc, item);
       const e = embeddingText(item);
       this.vocabulary.observe(e.text, e.categories);
       const v = vectors[n];
-      if (v && this.vectors) this.vectors.set(item.url, v);
+      if (v) {
+        docs.push(doc);
+        docVectors.push(v);
+      }
     });
+    this.vectors?.setMany(docs, docVectors);
   }
 
   /** Removes every item of a site (journaled first, like upsert); the number removed. */
   async deleteSite(site: string): Promise<number> {
     return this.exclusive(async () => {
-      if (![...this.items.values()].some((i) => i.site === site)) return 0;
+      if (!(this.siteDocs.get(site)?.size ?? 0)) return 0;
       await this.journal?.append({ op: 'deleteSite', site });
       return this.applyDeleteSite(site);
     });
   }
 
   private applyDeleteSite(site: string): number {
+    this.columns.clear();
+    const docs = this.siteDocs.get(site);
+    if (!docs) return 0;
     let deleted = 0;
-    for (const [url, item] of this.items) {
-      if (item.site !== site) continue;
+    for (const doc of [...docs]) {
+      const url = this.urls[doc]!;
+      const item = this.items.get(url);
+      if (!item) continue;
       this.catalog.remove(item);
-      this.index.discard(url);
+      this.dropDoc(doc, item);
       this.items.delete(url);
-      this.vectors?.delete(url);
+      this.dirty.set(url, null);
       const e = embeddingText(item);
       this.vocabulary.forget(e.text, e.categories);
       deleted++;
     }
+    this.siteDocs.delete(site);
     return deleted;
   }
 
@@ -684,18 +848,20 @@ export class IndexStore {
   }
 
   /**
-   * Writes a snapshot: the vectors, index.json and items.json (each atomically: temp file,
-   * fsync, rename; items.json last, as the commit), serialized at one instant under the change
-   * lock and tied together by hashes, so a crash between the renames is noticed on open and
-   * repaired by re-indexing. The journal moves to a new generation at that instant; the old
-   * generations are removed only once items.json (which names the last one it includes) is on
-   * disk. Changes go on while the files are written; snapshots are written one after another.
+   * Writes a snapshot: a segment of what changed since the last one (or, when the segments
+   * hold mostly replaced lines, one segment of every item), the indexes when they lag behind
+   * the segments by more than INDEX_LAG_ITEMS (or INDEX_LAG_SHARE of the items), then the
+   * manifest (atomically: temp file, fsync, rename) as the commit. Captured at one instant
+   * under the change lock; the journal moves to a new generation at that instant, and the old
+   * generations and files are removed only once the manifest naming the new ones is on disk.
+   * Changes go on while the files are written; snapshots are written one after another.
    */
   async persist(): Promise<void> {
     const dir = this.dataDir;
     if (!dir) return;
+    await mkdir(dir, { recursive: true });
     const { written } = await this.exclusive(async () => {
-      const snapshot = this.serialize(this.journal?.generation ?? 0);
+      const snapshot = this.capture(dir, this.journal?.generation ?? 0);
       await this.journal?.rotate();
       const write = (): Promise<void> => this.writeSnapshot(dir, snapshot);
       const next = this.writes.then(write, write);
@@ -713,38 +879,100 @@ export class IndexStore {
     });
   }
 
-  private serialize(journalGeneration: number): Snapshot {
-    const indexText = JSON.stringify(this.index);
-    const ids = [...this.items.keys()];
-    const vectors =
-      this.vectors && this.embedder
-        ? {
-            meta: JSON.stringify({ embedder: this.embedder.id, dimensions: this.vectors.dimensions, ids }),
-            bin: this.vectors.serialize(ids),
-          }
-        : undefined;
-    const itemsText = JSON.stringify({
-      format: 1,
-      analyzer: ANALYZER_VERSION,
-      indexSha256: sha256(indexText),
-      ...(vectors ? { vectorsSha256: sha256Parts(vectors.meta, vectors.bin) } : {}),
-      journal: journalGeneration,
-      items: [...this.items.values()],
-    });
-    return { journalGeneration, indexText, itemsText, vectors };
+  private capture(dir: string, journalGeneration: number): Snapshot {
+    const lines = this.segments.reduce((n, s) => n + s.records, 0);
+    const compact =
+      this.segments.length >= MAX_SEGMENTS ||
+      lines + this.dirty.size > COMPACT_LINES_FACTOR * this.items.size + 1_000;
+    let segment: Snapshot['segment'];
+    let segments: SegmentInfo[];
+    if (compact) {
+      segment = { id: this.nextSegment++, records: [...this.items.values()] };
+      segments = [{ id: segment.id, records: segment.records.length, bytes: -1 }];
+    } else if (this.dirty.size > 0) {
+      const records: SegmentRecord[] = [];
+      for (const [url, item] of this.dirty) records.push(item ?? { deleted: url });
+      segment = { id: this.nextSegment++, records };
+      segments = [...this.segments, { id: segment.id, records: records.length, bytes: -1 }];
+    } else {
+      segment = undefined;
+      segments = this.segments;
+    }
+    this.dirty = new Map();
+    this.segments = segments;
+
+    const through = this.indexFiles?.throughSegment ?? -1;
+    const lagging = segments.filter((s) => s.id > through).reduce((n, s) => n + s.records, 0);
+    const writeIndex =
+      compact ||
+      !this.indexFiles ||
+      lagging > Math.min(INDEX_LAG_ITEMS, Math.max(1, this.items.size * INDEX_LAG_SHARE));
+    let index: Snapshot['index'];
+    if (writeIndex) {
+      if (this.keyword.deadShare > 0.25) this.keyword.compact();
+      const generation = this.nextGeneration++;
+      const files: IndexFiles = {
+        generation,
+        throughSegment: segments.length ? segments[segments.length - 1]!.id : -1,
+        analyzer: ANALYZER_VERSION,
+        ...(this.vectors && this.embedder
+          ? { embedder: this.embedder.id, dimensions: this.vectors.dimensions }
+          : {}),
+      };
+      const codes = this.vectors?.save(join(dir, `${graphFile(generation)}.pending.tmp`));
+      index = { files, docs: JSON.stringify(this.urls), keyword: this.keyword.serialize(), codes };
+      this.indexFiles = files;
+    }
+    return { journalGeneration, segment, segments, index, indexFiles: this.indexFiles };
   }
 
   private async writeSnapshot(dir: string, snapshot: Snapshot): Promise<void> {
-    await mkdir(dir, { recursive: true });
-    if (snapshot.vectors) {
-      await writeFileAtomic(join(dir, VECTORS_FILE), snapshot.vectors.bin);
-      await writeFileAtomic(join(dir, VECTORS_META_FILE), snapshot.vectors.meta);
+    if (snapshot.segment) {
+      const { id, records } = snapshot.segment;
+      const bytes = await writeFileAtomic(join(dir, segmentFile(id)), segmentChunks(records));
+      const info = snapshot.segments.find((s) => s.id === id);
+      if (info) info.bytes = bytes;
     }
-    await writeFileAtomic(join(dir, INDEX_FILE), snapshot.indexText);
-    await writeFileAtomic(join(dir, ITEMS_FILE), snapshot.itemsText);
-    // the new names must be on disk before the journal they replace goes
+    if (snapshot.index) {
+      const g = snapshot.index.files.generation;
+      await writeFileAtomic(join(dir, docsFile(g)), snapshot.index.docs);
+      await writeFileAtomic(join(dir, keywordFile(g)), snapshot.index.keyword);
+      if (snapshot.index.codes) {
+        await writeFileAtomic(join(dir, codesFile(g)), snapshot.index.codes);
+        await syncAndRename(join(dir, `${graphFile(g)}.pending.tmp`), join(dir, graphFile(g)));
+      }
+    }
+    const unwritten = snapshot.segments.find((s) => s.bytes < 0);
+    // a segment an earlier snapshot failed to write: the journal still has its changes, keep it
+    if (unwritten)
+      throw new Error(`segment ${unwritten.id} was never written; the journal keeps its changes`);
+    const manifest: Manifest = {
+      format: INDEX_FORMAT,
+      journal: snapshot.journalGeneration,
+      segments: snapshot.segments,
+      ...(snapshot.indexFiles ? { index: snapshot.indexFiles } : {}),
+    };
+    await writeFileAtomic(join(dir, MANIFEST_FILE), JSON.stringify(manifest));
+    // the new names must be on disk before the journal and the files they replace go
     await syncDir(dir);
     await this.journal?.removeThrough(snapshot.journalGeneration);
+    await this.removeUnused(dir, manifest);
+  }
+
+  /** Files no manifest names any more: segments merged away, index files of older generations, the old layout. */
+  private async removeUnused(dir: string, manifest: Manifest): Promise<void> {
+    const segments = new Set(manifest.segments.map((s) => s.id));
+    // segments and indexes newer than the manifest's belong to snapshots still being written
+    const newestSegment = Math.max(-1, ...segments);
+    for (const f of await readdir(dir)) {
+      const m = LAYOUT_FILE.exec(f);
+      const remove = m
+        ? m[1] !== undefined
+          ? !segments.has(Number(m[1])) && Number(m[1]) < newestSegment
+          : Number(m[2]) < (manifest.index?.generation ?? 0)
+        : LEGACY_FILES.includes(f);
+      if (remove) await rm(join(dir, f), { force: true });
+    }
   }
 
   /** A snapshot in the background once the journal is large, so opening stays fast. */
@@ -755,6 +983,46 @@ export class IndexStore {
       .catch((err: unknown) => this.onBackgroundError?.(err))
       .finally(() => (this.snapshotting = false));
   }
+}
+
+/** One property's values and numbers, for narrowing structured searches. */
+interface FactColumn {
+  values: Map<string, number[]>;
+  nums: Float64Array;
+  numDocs: Uint32Array;
+}
+
+/** The first index whose number is at least `min`. */
+function lowerBound(nums: Float64Array, min: number): number {
+  let lo = 0;
+  let hi = nums.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (nums[mid]! < min) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function sameItem(a: StoredItem, b: StoredItem): boolean {
+  return a.site === b.site && a['@type'] === b['@type'] && JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** fsyncs a file written by another writer (usearch), then renames it into place. */
+async function syncAndRename(tmp: string, path: string): Promise<void> {
+  const handle = await open(tmp, 'r+');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(tmp, path);
+}
+
+function setOf(index: Map<string, DocSet>, key: string): DocSet {
+  let s = index.get(key);
+  if (!s) index.set(key, (s = new DocSet()));
+  return s;
 }
 
 /** The items with repeated URLs removed, the last of each winning. */

@@ -18,6 +18,7 @@ export * from './structured-search';
 export * from './cross-site';
 export * from './multi-store';
 export * from './open-store';
+export * from './synthetic';
 
 /** The queue group of every retriever replica. */
 export const RETRIEVER_SERVICE = 'retriever';
@@ -45,7 +46,7 @@ export interface RetrieverStore {
 }
 
 export interface RetrieverOptions {
-  /** Where the index is kept (snapshot: items.json, index.json, vectors; journal-N.jsonl); in memory only when undefined. */
+  /** Where the index is kept (item segments, keyword and vector index files, manifest.json; journal-N.jsonl); in memory only when undefined. */
   dataDir?: string;
   /** Embeddings for the vector half (default: the local WordNet model; null: keyword only). */
   embedder?: EmbeddingProvider | null;

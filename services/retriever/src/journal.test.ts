@@ -117,9 +117,9 @@ describe('IndexStore journal', () => {
     await first.upsert('a', range('a', 0, 5));
     const stale = join(dir, 'stale.copy');
     copyFileSync(join(dir, 'journal-1.jsonl'), stale);
-    await first.persist(); // items.json now names generation 1 as included; journal-1 is removed
+    await first.persist(); // the manifest now names generation 1 as included; journal-1 is removed
     expect(journalFiles(dir)).toEqual([]);
-    expect(JSON.parse(readFileSync(join(dir, 'items.json'), 'utf8'))).toMatchObject({ journal: 1 });
+    expect(JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'))).toMatchObject({ journal: 1 });
     await first.deleteSite('a');
     await first.upsert('b', [item('b', 1)]); // journal-2: delete a, upsert b
     copyFileSync(stale, join(dir, 'journal-1.jsonl')); // as if the removal never happened
@@ -134,7 +134,7 @@ describe('IndexStore journal', () => {
     const store = await openStore(dir, 2_000);
     for (let i = 0; i < 20; i++) await store.upsert('a', range('a', i * 5, i * 5 + 5));
     await store.persist(); // waits for any background snapshot too
-    const saved = JSON.parse(readFileSync(join(dir, 'items.json'), 'utf8')) as { journal: number };
+    const saved = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { journal: number };
     expect(saved.journal).toBeGreaterThan(1); // more than the one persist above
     const again = await openStore(dir);
     expect(again.openedFrom).toBe('disk');

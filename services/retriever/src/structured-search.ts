@@ -13,6 +13,15 @@ export interface InMemorySource {
   /** Every item of these sites (all sites when undefined), of these types when given. */
   items(sites: ReadonlySet<string> | undefined, types: ReadonlySet<string> | undefined): Iterable<StoredItem>;
   facts(item: StoredItem): FactMap;
+  /**
+   * A narrower pool for these constraints, from an index (items that may pass: each is still
+   * tested); undefined when no constraint can narrow the pool.
+   */
+  narrow?(
+    constraints: readonly Constraint[],
+    sites: ReadonlySet<string> | undefined,
+    types: ReadonlySet<string> | undefined,
+  ): StoredItem[] | undefined;
   /** Item URLs ranked by text relevance to `text` among `allowed` (best first, at most `depth`). */
   textRanks(
     text: string,
@@ -82,17 +91,20 @@ export function rankCandidates(
         ? c.fit + 0.01 * c.text
         : c.text;
   const named = new Set(u.named.filter((n) => n.exact).map((n) => n.url));
-  candidates.sort((a, b) => {
-    const na = named.has(a.item.url);
-    if (na !== named.has(b.item.url)) return na ? -1 : 1;
+  // keys computed once per candidate, not once per comparison (tens of thousands of candidates)
+  const keyed = candidates.map((c) => ({ c, named: named.has(c.item.url), score: score(c) }));
+  keyed.sort((a, b) => {
+    if (a.named !== b.named) return a.named ? -1 : 1;
     if (sort) {
+      const ka = a.c.sortKey;
+      const kb = b.c.sortKey;
       // items that have the sorted number first, by it; then the rest
-      if (a.sortKey !== undefined && b.sortKey !== undefined && a.sortKey !== b.sortKey)
-        return b.sortKey - a.sortKey;
-      if ((a.sortKey === undefined) !== (b.sortKey === undefined)) return a.sortKey === undefined ? 1 : -1;
+      if (ka !== undefined && kb !== undefined && ka !== kb) return kb - ka;
+      if ((ka === undefined) !== (kb === undefined)) return ka === undefined ? 1 : -1;
     }
-    return score(b) - score(a) || (a.item.url < b.item.url ? -1 : 1);
+    return b.score - a.score || (a.c.item.url < b.c.item.url ? -1 : 1);
   });
+  keyed.forEach((k, i) => (candidates[i] = k.c));
   const n = Math.max(1, numResults);
   return candidates
     .slice(0, numResults)
@@ -107,25 +119,71 @@ export async function structuredSearch(
   numResults: number,
 ): Promise<{ items: RetrievedItem[]; outcome: SearchOutcome }> {
   let u = question;
-  const pool = [...src.items(sites, types)];
-  const facts = pool.map((item) => src.facts(item));
+  // the whole pool only when an order needs quantiles from the items (derived quantities)
+  let whole: { items: StoredItem[]; facts: FactMap[] } | undefined;
+  const wholePool = (): { items: StoredItem[]; facts: FactMap[] } => {
+    if (!whole) {
+      const items = [...src.items(sites, types)];
+      whole = { items, facts: items.map((item) => src.facts(item)) };
+    }
+    return whole;
+  };
   // derived quantities (profit, total score) have no profile quantiles: take them from the items
   const orders = u.orders.map((o) =>
-    o.quantiles ? o : { ...o, quantiles: quantilesOf(facts.map((f) => targetValue(o.target, f))) },
+    o.quantiles
+      ? o
+      : { ...o, quantiles: quantilesOf(wholePool().facts.map((f) => targetValue(o.target, f))) },
   );
   u = { ...u, orders };
   let constraints = [...u.constraints];
   const relaxed: string[] = [];
+  const named = new Set(u.named.filter((n) => n.exact).map((n) => n.url));
   const filter = (): Candidate[] => {
     const out: Candidate[] = [];
     const passes = compileConstraints(constraints);
-    pool.forEach((item, i) => {
+    const narrowed = constraints.length ? src.narrow?.(constraints, sites, types) : undefined;
+    const items = narrowed ?? wholePool().items;
+    const facts = narrowed ? narrowed.map((item) => src.facts(item)) : wholePool().facts;
+    const sort = u.orders.find((o) => o.strength === 'sort');
+    if (!sort) {
+      items.forEach((item, i) => {
+        if (!passes(facts[i]!)) return;
+        const s = satisfaction({ constraints: [], orders: u.orders }, facts[i]!);
+        out.push({ item, fit: s.fit, sortKey: s.sortKey, text: 0 });
+      });
+      return out;
+    }
+    // A superlative orders by its number first: only items whose number can reach the first
+    // `numResults` (and the named ones) need their fit, which only breaks ties among them.
+    const passingFacts: FactMap[] = [];
+    items.forEach((item, i) => {
       if (!passes(facts[i]!)) return;
-      const s = satisfaction({ constraints: [], orders: u.orders }, facts[i]!);
-      out.push({ item, fit: s.fit, sortKey: s.sortKey, text: 0 });
+      const raw = targetValue(sort.target, facts[i]!);
+      out.push({
+        item,
+        fit: 0,
+        sortKey: raw === undefined ? undefined : sort.direction === 'desc' ? raw : -raw,
+        text: 0,
+      });
+      passingFacts.push(facts[i]!);
     });
-    return out;
+    const keys = out.map((c) => c.sortKey).filter((k): k is number => k !== undefined);
+    const need = numResults + named.size;
+    const floor = keys.length >= need ? keys.sort((a, b) => b - a)[need - 1]! : undefined;
+    const top: Candidate[] = [];
+    const rest: Candidate[] = [];
+    out.forEach((c, i) => {
+      if (floor === undefined || named.has(c.item.url) || (c.sortKey !== undefined && c.sortKey >= floor)) {
+        c.fit = satisfaction({ constraints: [], orders: u.orders }, passingFacts[i]!).fit;
+        top.push(c);
+      } else rest.push(c);
+    });
+    // the rest sorts after every item of `top`: ranked (by words too) only among themselves
+    contenders = floor === undefined ? undefined : top;
+    return floor === undefined ? out : [...top, ...rest];
   };
+  /** The candidates that can reach the first results, when a superlative leaves the others behind. */
+  let contenders: Candidate[] | undefined;
   let passing = filter();
   while (passing.length === 0 && constraints.length > 0) {
     const drop = weakest(constraints)!;
@@ -135,16 +193,17 @@ export async function structuredSearch(
   }
   // without free words the question's own words still order what is left a little
   const rankText = u.freeText.trim() || u.text;
-  if (rankText && passing.length > 1) {
-    const allowed = new Set(passing.map((c) => c.item.url));
+  const ranked = contenders ?? passing;
+  if (rankText && ranked.length > 1) {
+    const allowed = new Set(ranked.map((c) => c.item.url));
     // the question's own words only break ties: the keyword half is enough for that
     applyTextRanks(
-      passing,
+      ranked,
       await src.textRanks(rankText, allowed, Math.max(numResults * 4, 200), !u.freeText.trim()),
     );
   }
   return {
-    items: rankCandidates(passing, u, numResults),
+    items: rankCandidates(ranked, u, numResults),
     outcome: { matched: passing.length, relaxed, orders },
   };
 }

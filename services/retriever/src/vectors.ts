@@ -1,86 +1,288 @@
+import usearch from 'usearch';
+import { DocSet } from '@askbus/search-core';
+
+const { Index } = usearch;
+type AnnIndex = InstanceType<typeof Index>;
+
+/** HNSW graph shape: links per node, candidates kept while adding and while searching. */
+const CONNECTIVITY = 32;
+const EXPANSION_ADD = 128;
+const EXPANSION_SEARCH = 512;
+/** The graph returns this many times `k` candidates, rescored exactly from the stored codes. */
+const OVERSAMPLE = 8;
+/** A filter this small (or this share of the vectors) is scanned exactly: no graph walk. */
+const EXACT_BELOW = 4_000;
+const EXACT_SHARE = 0.25;
+const THREADS = 2;
+/** Vectors added to the graph in one call. */
+const PENDING_BATCH = 2_048;
+
 /**
- * Vectors kept in memory for brute-force cosine search. Exact, and fast enough for the ~10^4
- * items of a site or a few (one 512-float dot product per item per query: ~5 ms for 10^4);
- * no HNSW library is installed, and an approximate index would only pay off far beyond that.
+ * Vectors for cosine search over numbered documents (unit vectors: dot = cosine):
+ *
+ * - an approximate nearest-neighbour graph (usearch's HNSW, 8-bit), persisted as usearch's own
+ *   file and loaded without rebuilding;
+ * - beside it each vector as 16-bit codes with its own scale (2 bytes a dimension, half of
+ *   float32; 8 bits moved the ranks of near ties), from which the graph's candidates are rescored, and small filtered
+ *   sets (a site, a structured search's candidates) are scanned exactly.
  */
 export class VectorIndex {
-  private readonly vectors = new Map<string, Float32Array>();
+  private ann: AnnIndex;
+  private codes: Int16Array;
+  private scales: Float32Array;
+  private readonly present = new DocSet();
+  /** Documents in the graph; the others wait in `pending` (scanned exactly until added in bulk). */
+  private inGraph = new DocSet();
+  private pending: number[] = [];
+  private count = 0;
 
-  constructor(readonly dimensions: number) {}
+  constructor(readonly dimensions: number) {
+    this.ann = newAnn(dimensions);
+    this.codes = new Int16Array(0);
+    this.scales = new Float32Array(0);
+  }
 
   get size(): number {
-    return this.vectors.size;
+    return this.count;
   }
-  has(id: string): boolean {
-    return this.vectors.has(id);
+  has(doc: number): boolean {
+    return this.present.has(doc);
   }
-  get(id: string): Float32Array | undefined {
-    return this.vectors.get(id);
-  }
-  set(id: string, vector: ArrayLike<number>): void {
-    if (vector.length !== this.dimensions) {
-      throw new Error(`vector of ${vector.length} dimensions for an index of ${this.dimensions}`);
-    }
-    this.vectors.set(id, vector instanceof Float32Array ? vector : Float32Array.from(vector));
-  }
-  delete(id: string): void {
-    this.vectors.delete(id);
-  }
-  ids(): IterableIterator<string> {
-    return this.vectors.keys();
+  /** Document numbers that have a vector. */
+  docs(): Iterable<number> {
+    return this.present;
   }
 
-  /** The `k` ids most similar to `query` (unit vectors: dot = cosine) that pass `filter`, best first. */
+  set(doc: number, vector: ArrayLike<number>): void {
+    this.setMany([doc], [vector]);
+  }
+
+  /**
+   * Adds or replaces vectors. The codes at once; the graph in bulk, PENDING_BATCH at a time and
+   * only once the index is larger than an exact scan handles (small loads never pay for it).
+   */
+  setMany(docs: readonly number[], vectors: readonly ArrayLike<number>[]): void {
+    if (docs.length === 0) return;
+    const replaced: bigint[] = [];
+    docs.forEach((doc, n) => {
+      const v = vectors[n]!;
+      if (v.length !== this.dimensions)
+        throw new Error(`vector of ${v.length} dimensions for an index of ${this.dimensions}`);
+      const f = v instanceof Float32Array ? v : Float32Array.from(v);
+      if (this.inGraph.has(doc)) {
+        replaced.push(BigInt(doc));
+        this.inGraph.delete(doc);
+      }
+      if (!this.present.has(doc)) this.count++;
+      this.encode(doc, f);
+      this.present.add(doc);
+      this.pending.push(doc);
+    });
+    if (replaced.length) this.ann.remove(replaced);
+    if (this.count > EXACT_BELOW && this.pending.length >= PENDING_BATCH) this.flush();
+  }
+
+  delete(doc: number): void {
+    if (!this.present.has(doc)) return;
+    this.present.delete(doc);
+    this.count--;
+    if (this.inGraph.has(doc)) {
+      this.inGraph.delete(doc);
+      this.ann.remove(BigInt(doc));
+    }
+  }
+
+  /** Adds the pending vectors to the graph (decoded from their codes), in one call. */
+  private flush(): void {
+    const docs = [...new Set(this.pending)].filter((d) => this.present.has(d) && !this.inGraph.has(d));
+    this.pending = [];
+    if (docs.length === 0) return;
+    const floats = docs.map((doc) => {
+      const v = new Float32Array(this.dimensions);
+      const base = doc * this.dimensions;
+      for (let i = 0; i < this.dimensions; i++) v[i] = this.codes[base + i]!;
+      return fullRange(v);
+    });
+    this.ann.add(BigUint64Array.from(docs.map(BigInt)), floats, THREADS);
+    for (const d of docs) this.inGraph.add(d);
+  }
+
+  /** The cosine of a stored vector with `query`, from its codes. */
+  private dot(doc: number, query: Float32Array, nonzero: readonly number[] | undefined): number {
+    const codes = this.codes;
+    const base = doc * this.dimensions;
+    let dot = 0;
+    if (nonzero) for (const i of nonzero) dot += codes[base + i]! * query[i]!;
+    else for (let i = 0; i < this.dimensions; i++) dot += codes[base + i]! * query[i]!;
+    return dot * this.scales[doc]!;
+  }
+
+  /**
+   * The `k` documents most similar to `query` among `filter` (all when undefined) with a cosine
+   * of at least `minScore`, best first: the graph for large sets, an exact scan for small ones
+   * (`graphAlways`: the graph whatever the size, to measure it).
+   */
   search(
     query: Float32Array,
     k: number,
-    filter: (id: string) => boolean,
+    filter?: DocSet,
     minScore = 0,
-  ): { id: string; score: number }[] {
-    const top: { id: string; score: number }[] = [];
-    // The local model's query vectors are sparse (a few hashed entries per word): multiply
-    // only where the query is not zero. Dense vectors (an API's embeddings) take every entry.
-    const nonzero: number[] = [];
-    for (let i = 0; i < query.length; i++) if (query[i] !== 0) nonzero.push(i);
-    const sparse = nonzero.length * 2 < query.length;
-    for (const [id, v] of this.vectors) {
-      // the filter (a set lookup) is cheaper than a dot product: ask it first
-      if (!filter(id)) continue;
-      let dot = 0;
-      if (sparse) for (const i of nonzero) dot += v[i]! * query[i]!;
-      else for (let i = 0; i < v.length; i++) dot += v[i]! * query[i]!;
+    graphAlways = false,
+  ): { doc: number; score: number }[] {
+    if (this.count === 0 || k <= 0) return [];
+    const allowed = filter ? filter.size : this.count;
+    if (!graphAlways && (allowed <= EXACT_BELOW || allowed <= this.count * EXACT_SHARE)) {
+      return this.exactSearch(query, k, filter, minScore);
+    }
+    this.flush();
+    const scaledQuery = fullRange(query);
+    // the graph knows no filter: ask for as many more as the filter is likely to reject (at
+    // most 4×: smaller sets are scanned exactly)
+    const share = allowed / this.count;
+    const want = Math.min(this.count, Math.ceil((k * OVERSAMPLE) / share));
+    const found = this.ann.search(scaledQuery, want, 1);
+    const nonzero = sparseEntries(query);
+    const out: { doc: number; score: number }[] = [];
+    for (const key of found.keys) {
+      const doc = Number(key);
+      if (!this.present.has(doc) || (filter && !filter.has(doc))) continue;
+      const score = this.dot(doc, query, nonzero);
+      if (score >= minScore) out.push({ doc, score });
+    }
+    out.sort((a, b) => b.score - a.score || a.doc - b.doc);
+    return out.slice(0, k);
+  }
+
+  /** The exact answer: every vector of `filter` (or all) compared with `query`. */
+  exactSearch(
+    query: Float32Array,
+    k: number,
+    filter?: DocSet,
+    minScore = 0,
+  ): { doc: number; score: number }[] {
+    const nonzero = sparseEntries(query);
+    const top: { doc: number; score: number }[] = [];
+    for (const doc of filter ?? this.present) {
+      if (filter && !this.present.has(doc)) continue;
+      const dot = this.dot(doc, query, nonzero);
       if (dot < minScore || (top.length >= k && dot <= top[top.length - 1]!.score)) continue;
       let j = top.length;
-      if (j < k) top.push({ id, score: dot });
+      if (j < k) top.push({ doc, score: dot });
       else j = k - 1;
       while (j > 0 && top[j - 1]!.score < dot) {
         top[j] = top[j - 1]!;
         j--;
       }
-      top[j] = { id, score: dot };
+      top[j] = { doc, score: dot };
     }
     return top;
   }
 
-  /** All vectors as one float32 buffer (platform byte order: little-endian on x86 and ARM), in the order of `ids`. */
-  serialize(ids: readonly string[]): Buffer {
-    const all = new Float32Array(ids.length * this.dimensions);
-    ids.forEach((id, n) => {
-      const v = this.vectors.get(id);
-      if (v) all.set(v, n * this.dimensions);
+  /** The graph to `graphPath` (usearch's format); the codes as bytes, returned. */
+  save(graphPath: string): Buffer {
+    this.flush();
+    this.ann.save(graphPath);
+    const docs = Uint32Array.from(this.present);
+    const header = Buffer.alloc(12);
+    header.writeUInt32LE(1, 0);
+    header.writeUInt32LE(this.dimensions, 4);
+    header.writeUInt32LE(docs.length, 8);
+    const scales = new Float32Array(docs.length);
+    const codes = new Int16Array(docs.length * this.dimensions);
+    docs.forEach((doc, n) => {
+      scales[n] = this.scales[doc]!;
+      codes.set(this.codes.subarray(doc * this.dimensions, (doc + 1) * this.dimensions), n * this.dimensions);
     });
-    return Buffer.from(all.buffer, all.byteOffset, all.byteLength);
+    return Buffer.concat([header, bytes(docs), bytes(scales), bytes(codes)]);
   }
 
-  /** Reads what `serialize` wrote. */
-  load(ids: readonly string[], buf: Buffer): void {
-    if (buf.length !== ids.length * this.dimensions * 4)
-      throw new Error('vector file does not match its ids');
-    const all = new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
-    ids.forEach((id, n) =>
-      this.vectors.set(id, all.subarray(n * this.dimensions, (n + 1) * this.dimensions)),
-    );
+  /** Reads what `save` wrote (throws when it does not fit together). */
+  load(graphPath: string, codesFile: Buffer): void {
+    if (codesFile.length < 12 || codesFile.readUInt32LE(0) !== 1) throw new Error('not a vector file');
+    if (codesFile.readUInt32LE(4) !== this.dimensions) throw new Error('vector file of other dimensions');
+    const n = codesFile.readUInt32LE(8);
+    if (codesFile.length !== 12 + n * 8 + n * this.dimensions * 2)
+      throw new Error('vector file is truncated');
+    const docs = new Uint32Array(copy(codesFile, 12, n * 4));
+    const scales = new Float32Array(copy(codesFile, 12 + n * 4, n * 4));
+    const codes = new Int16Array(copy(codesFile, 12 + n * 8, n * this.dimensions * 2));
+    const ann = newAnn(this.dimensions);
+    ann.load(graphPath);
+    if (ann.size() !== n) throw new Error('vector graph and codes disagree');
+    this.ann = ann;
+    const max = docs.reduce((a, b) => Math.max(a, b), 0);
+    this.reserve(max + 1);
+    docs.forEach((doc, i) => {
+      this.scales[doc] = scales[i]!;
+      this.codes.set(codes.subarray(i * this.dimensions, (i + 1) * this.dimensions), doc * this.dimensions);
+      this.present.add(doc);
+    });
+    this.inGraph = DocSet.of(docs);
+    this.pending = [];
+    this.count = n;
   }
+
+  private reserve(docs: number): void {
+    if (docs <= this.scales.length) return;
+    const capacity = Math.max(docs, Math.ceil(this.scales.length * 1.5), 1024);
+    const scales = new Float32Array(capacity);
+    scales.set(this.scales);
+    const codes = new Int16Array(capacity * this.dimensions);
+    codes.set(this.codes);
+    this.scales = scales;
+    this.codes = codes;
+  }
+
+  private encode(doc: number, v: Float32Array): void {
+    this.reserve(doc + 1);
+    let max = 0;
+    for (let i = 0; i < v.length; i++) max = Math.max(max, Math.abs(v[i]!));
+    const scale = max === 0 ? 0 : max / 32767;
+    const base = doc * this.dimensions;
+    for (let i = 0; i < v.length; i++) this.codes[base + i] = scale === 0 ? 0 : Math.round(v[i]! / scale);
+    this.scales[doc] = scale;
+  }
+}
+
+function newAnn(dimensions: number): AnnIndex {
+  return new Index({
+    dimensions,
+    metric: usearch.MetricKind.Cos,
+    quantization: usearch.ScalarKind.I8,
+    connectivity: CONNECTIVITY,
+    expansion_add: EXPANSION_ADD,
+    expansion_search: EXPANSION_SEARCH,
+    multi: false,
+  });
+}
+
+/**
+ * A vector scaled so its largest entry is ±1: the graph stores 8 bits per entry over [-1, 1],
+ * and unit vectors of 512 entries would use only a few of those levels. Cosine ignores scale.
+ */
+function fullRange(v: Float32Array): Float32Array {
+  let max = 0;
+  for (let i = 0; i < v.length; i++) max = Math.max(max, Math.abs(v[i]!));
+  if (max === 0) return v;
+  const out = new Float32Array(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = v[i]! / max;
+  return out;
+}
+
+/** The non-zero entries of a sparse query (the local model's), or undefined for a dense one. */
+function sparseEntries(query: Float32Array): number[] | undefined {
+  const nonzero: number[] = [];
+  for (let i = 0; i < query.length; i++) if (query[i] !== 0) nonzero.push(i);
+  return nonzero.length * 2 < query.length ? nonzero : undefined;
+}
+
+const bytes = (a: Uint32Array | Float32Array | Int16Array): Buffer =>
+  Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+
+function copy(buf: Buffer, start: number, length: number): ArrayBuffer {
+  const out = new ArrayBuffer(length);
+  new Uint8Array(out).set(buf.subarray(start, start + length));
+  return out;
 }
 
 /** Reciprocal-rank fusion: each list adds 1/(k + rank) for the ids it has (rank from 1). */

@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { DocSet, KeywordIndex, withinOneEdit, type ItemFields } from './index';
+
+const doc = (name: string, text = '', categories: string[] = []): ItemFields => ({
+  name: [name],
+  people: [],
+  categories,
+  text: text ? [text] : [],
+});
+
+function sample(): KeywordIndex {
+  const index = new KeywordIndex();
+  index.add(0, doc('Pale Rider', 'a western with a preacher', ['Western']));
+  index.add(1, doc('High Plains Drifter', 'a stranger rides into town', ['Western']));
+  index.add(2, doc('Up', 'an old man flies his house with balloons', ['Kids Fiction']));
+  index.add(3, doc('Alien', 'a creature hunts the crew of a spaceship', ['Horror', 'Science Fiction']));
+  index.add(4, doc('Westworld', 'a theme park of robots', ['Science Fiction']));
+  return index;
+}
+
+describe('DocSet', () => {
+  it('adds, deletes, counts, iterates in order, and combines', () => {
+    const a = DocSet.of([5, 1, 70, 31, 32]);
+    expect([...a]).toEqual([1, 5, 31, 32, 70]);
+    expect(a.size).toBe(5);
+    a.delete(31);
+    expect(a.has(31)).toBe(false);
+    expect(a.has(1000)).toBe(false);
+    const b = DocSet.of([5, 70, 99]);
+    expect([...DocSet.intersection(a, b)]).toEqual([5, 70]);
+    expect([...DocSet.union([a, b])]).toEqual([1, 5, 32, 70, 99]);
+  });
+});
+
+describe('withinOneEdit', () => {
+  it('accepts one substitution, insertion or deletion and nothing more', () => {
+    expect(withinOneEdit('western', 'westren')).toBe(false);
+    expect(withinOneEdit('western', 'wostern')).toBe(true);
+    expect(withinOneEdit('western', 'westerns')).toBe(true);
+    expect(withinOneEdit('western', 'wester')).toBe(true);
+    expect(withinOneEdit('western', 'western')).toBe(true);
+    expect(withinOneEdit('western', 'easter')).toBe(false);
+  });
+});
+
+describe('KeywordIndex', () => {
+  it('ranks by weighted fields: a word in the title before one in the text', () => {
+    const index = sample();
+    const hits = index.search(['western'], 10);
+    expect(hits.map((h) => h.doc)).toEqual([0, 1]);
+    expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
+  });
+
+  it('puts documents matching more of the query first', () => {
+    const hits = sample().search(['scienc', 'fiction', 'creatur'], 10);
+    expect(hits[0]!.doc).toBe(3);
+  });
+
+  it('keeps stopwords in titles, matches typos and a prefix of the last word', () => {
+    const index = sample();
+    expect(index.search(['up'], 10).map((h) => h.doc)).toEqual([2]);
+    expect(index.search(['wastern'], 10).map((h) => h.doc)).toEqual([0, 1]); // one edit
+    expect(index.search(['westw'], 10).map((h) => h.doc)).toEqual([4]); // prefix
+    expect(index.search(['westw', 'alien'], 10).map((h) => h.doc)).toEqual([3]); // prefix only on the last word
+  });
+
+  it('filters with a document set and forgets removed documents', () => {
+    const index = sample();
+    expect(index.search(['western'], 10, DocSet.of([1, 2])).map((h) => h.doc)).toEqual([1]);
+    index.remove(0, doc('Pale Rider', 'a western with a preacher', ['Western']));
+    expect(index.search(['western'], 10).map((h) => h.doc)).toEqual([1]);
+    expect(index.documentCount).toBe(4);
+    expect(index.deadShare).toBeGreaterThan(0);
+    index.compact();
+    expect(index.deadShare).toBe(0);
+    expect(index.search(['western'], 10).map((h) => h.doc)).toEqual([1]);
+  });
+
+  it('reads back what it wrote, and keeps indexing after', () => {
+    const index = sample();
+    const again = KeywordIndex.load(index.serialize());
+    for (const q of [['western'], ['scienc', 'fiction'], ['up'], ['westw']])
+      expect(again.search(q, 10)).toEqual(index.search(q, 10));
+    again.add(7, doc('The Good, the Bad and the Ugly', 'a western', ['Western']));
+    expect(again.search(['western'], 10).map((h) => h.doc)).toContain(7);
+    expect(() => KeywordIndex.load(Buffer.from('nonsense'))).toThrow();
+    expect(() => KeywordIndex.load(index.serialize().subarray(0, 100))).toThrow();
+  });
+
+  it('keeps the k best, whatever the number of matches', () => {
+    const index = new KeywordIndex();
+    for (let d = 0; d < 500; d++) index.add(d, doc(`movie ${d}`, d % 7 === 0 ? 'movie movie movie' : ''));
+    const hits = index.search(['movi'], 10);
+    expect(hits).toHaveLength(10);
+    for (let i = 1; i < hits.length; i++) expect(hits[i - 1]!.score).toBeGreaterThanOrEqual(hits[i]!.score);
+    expect(hits.every((h) => h.doc % 7 === 0)).toBe(true);
+  });
+});

@@ -1,0 +1,142 @@
+import { randomBytes } from 'node:crypto';
+import { open, readFile, rename, rm } from 'node:fs/promises';
+import { z } from 'zod';
+import { StoredItem } from '@askbus/contracts';
+
+/**
+ * The embedded store's files: items in append-only segments, and a manifest that commits them.
+ *
+ * A snapshot writes one new segment with only what changed since the one before (the items
+ * upserted, the URLs deleted), as JSON lines, so a load of a hundred items into a store of
+ * 300k writes a hundred lines, not the whole store; and no file is ever one JSON string
+ * (items.json of 300k items was near V8's string limit). Later segments win. When the segments
+ * hold far more lines than there are items, one segment of every item replaces them all.
+ *
+ * Beside them, the derived indexes (keyword postings, vector graph and codes, document numbers)
+ * are written under a generation's name and named by the manifest with the last segment they
+ * include; segments after it are indexed again on open, so the indexes need not be written at
+ * every snapshot either (see IndexStore.persist).
+ */
+
+export const INDEX_FORMAT = 2;
+export const MANIFEST_FILE = 'manifest.json';
+
+export const SegmentInfo = z.object({
+  id: z.number().int().nonnegative(),
+  /** Lines in the file (items and deletions). */
+  records: z.number().int().nonnegative(),
+  bytes: z.number().int().nonnegative(),
+});
+export type SegmentInfo = z.infer<typeof SegmentInfo>;
+
+export const IndexFiles = z.object({
+  generation: z.number().int().nonnegative(),
+  /** The last segment the indexes include. */
+  throughSegment: z.number().int(),
+  analyzer: z.number().int(),
+  /** The embedder of the vectors (absent: keyword only). */
+  embedder: z.string().optional(),
+  dimensions: z.number().int().optional(),
+});
+export type IndexFiles = z.infer<typeof IndexFiles>;
+
+export const Manifest = z.object({
+  format: z.literal(INDEX_FORMAT),
+  /** The last journal generation the segments include. */
+  journal: z.number().int().nonnegative(),
+  segments: z.array(SegmentInfo),
+  index: IndexFiles.optional(),
+});
+export type Manifest = z.infer<typeof Manifest>;
+
+export const segmentFile = (id: number): string => `segment-${id}.jsonl`;
+export const docsFile = (generation: number): string => `docs-${generation}.json`;
+export const keywordFile = (generation: number): string => `keyword-${generation}.bin`;
+export const graphFile = (generation: number): string => `vectors-${generation}.usearch`;
+export const codesFile = (generation: number): string => `vectors-${generation}.bin`;
+
+/** Files of this layout, with the generation or segment id they carry. */
+export const LAYOUT_FILE = /^(?:segment-(\d+)\.jsonl|(?:docs|keyword|vectors)-(\d+)\.(?:json|bin|usearch))$/;
+
+/** One line of a segment: an item, or a URL that no longer has one. */
+const DeletedRecord = z.object({ deleted: z.string() });
+export type SegmentRecord = StoredItem | { deleted: string };
+
+/**
+ * Writes a file so readers see the old or the new content, never half of it; the content is on
+ * disk before the rename, so a power loss cannot leave the new name on an empty file.
+ * Content given as chunks is written chunk by chunk (no one string of it all).
+ */
+export async function writeFileAtomic(
+  path: string,
+  content: string | Buffer | Iterable<string | Buffer>,
+): Promise<number> {
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  let bytes = 0;
+  try {
+    const handle = await open(tmp, 'w');
+    try {
+      const chunks = typeof content === 'string' || Buffer.isBuffer(content) ? [content] : content;
+      for (const chunk of chunks) {
+        const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+        await handle.write(buf);
+        bytes += buf.length;
+      }
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+  return bytes;
+}
+
+/** A segment's lines in chunks of about a megabyte. */
+export function* segmentChunks(records: Iterable<SegmentRecord>): Iterable<string> {
+  let chunk = '';
+  for (const r of records) {
+    chunk += `${JSON.stringify(r)}\n`;
+    if (chunk.length > 1 << 20) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  if (chunk) yield chunk;
+}
+
+/** Reads a segment written by `segmentChunks`; any bad line is an error (segments are written whole). */
+export async function readSegment(
+  path: string,
+  expectedBytes: number,
+  onRecord: (record: SegmentRecord) => void,
+): Promise<number> {
+  const data = await readFile(path);
+  if (data.length !== expectedBytes)
+    throw new Error(`${path} has ${data.length} bytes, the manifest says ${expectedBytes}`);
+  let start = 0;
+  let records = 0;
+  for (let line = 1; start < data.length; line++) {
+    let end = data.indexOf(0x0a, start);
+    if (end === -1) end = data.length;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(data.toString('utf8', start, end));
+    } catch {
+      throw new Error(`${path} line ${line} is not JSON`);
+    }
+    const deleted = DeletedRecord.safeParse(raw);
+    if (deleted.success) onRecord(deleted.data);
+    else {
+      const item = StoredItem.safeParse(raw);
+      if (!item.success)
+        throw new Error(`${path} line ${line} is not an item: ${item.error.issues[0]?.message ?? ''}`);
+      onRecord(item.data);
+    }
+    records++;
+    start = end + 1;
+  }
+  return records;
+}

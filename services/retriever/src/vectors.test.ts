@@ -1,0 +1,75 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DocSet } from '@askbus/search-core';
+import { VectorIndex } from './vectors';
+
+/** Deterministic unit vectors: sparse sums of hashed entries, as the local model makes them. */
+function vectors(n: number, dims: number): Float32Array[] {
+  let seed = 42;
+  const next = (): number => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed / 2 ** 32;
+  };
+  return Array.from({ length: n }, () => {
+    const v = new Float32Array(dims);
+    for (let i = 0; i < 40; i++) v[Math.floor(next() * dims)]! += next() < 0.5 ? -1 : 1;
+    const norm = Math.hypot(...v) || 1;
+    return v.map((x) => x / norm);
+  });
+}
+
+describe('VectorIndex', () => {
+  const dims = 64;
+  const all = vectors(3_000, dims);
+
+  it('finds nearly what an exact scan finds, with or without a filter', () => {
+    const index = new VectorIndex(dims);
+    index.setMany(
+      all.map((_, i) => i),
+      all,
+    );
+    expect(index.size).toBe(3_000);
+    let found = 0;
+    let self = 0;
+    for (let q = 0; q < 20; q++) {
+      const exact = new Set(index.exactSearch(all[q]!, 20).map((h) => h.doc));
+      const graph = index.search(all[q]!, 20, undefined, 0, true);
+      if (graph[0]?.doc === q) self++;
+      found += graph.filter((h) => exact.has(h.doc)).length;
+    }
+    // approximate: (nearly) always itself first, (nearly) all of the exact neighbours
+    expect(self).toBeGreaterThanOrEqual(19);
+    expect(found / 400).toBeGreaterThan(0.9);
+    const evens = DocSet.of(all.map((_, i) => i).filter((i) => i % 2 === 0));
+    const hits = index.search(all[1]!, 10, evens, 0, true);
+    expect(hits).toHaveLength(10);
+    expect(hits.every((h) => h.doc % 2 === 0)).toBe(true);
+    // a small filter is scanned exactly
+    expect(index.search(all[7]!, 3, DocSet.of([7, 8, 9]))[0]!.doc).toBe(7);
+  });
+
+  it('replaces and deletes, and reads back what it saved', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'askbus-vectors-'));
+    try {
+      const index = new VectorIndex(dims);
+      index.setMany([0, 1, 2], all.slice(0, 3));
+      index.set(1, all[10]!);
+      index.delete(2);
+      expect(index.size).toBe(2);
+      expect(index.search(all[10]!, 1, undefined, 0, true)[0]!.doc).toBe(1);
+      expect(index.search(all[2]!, 5, undefined, 0, true).map((h) => h.doc)).not.toContain(2);
+      const codes = index.save(join(dir, 'g.usearch'));
+      const again = new VectorIndex(dims);
+      again.load(join(dir, 'g.usearch'), codes);
+      expect(again.size).toBe(2);
+      expect(again.search(all[10]!, 2, undefined, 0, true)).toEqual(
+        index.search(all[10]!, 2, undefined, 0, true),
+      );
+      expect(() => new VectorIndex(dims + 1).load(join(dir, 'g.usearch'), codes)).toThrow();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
