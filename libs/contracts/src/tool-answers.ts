@@ -115,3 +115,40 @@ export function whoSiteOf(item: ResultItem): WhoSite | undefined {
   const { about, matches, hits, item_count, best_match } = o.data;
   return { name: item.name, score: item.score, matches, hits, item_count, types: about, best: best_match };
 }
+
+/**
+ * The ensemble tool's recommendations: what its model answers, and what its `ensemble_result`
+ * message carries (services/tool-ensemble produces it, the gateway's 0.5 renderer reads it).
+ */
+export const EnsembleAnswer = z.object({
+  theme: z.string(),
+  items: z.array(
+    z.object({
+      category: z.string(),
+      name: z.string(),
+      url: z.string(),
+      description: z.string(),
+      why: z.string(),
+    }),
+  ),
+  overall_tips: z.array(z.string()).default([]),
+});
+export type EnsembleAnswer = z.infer<typeof EnsembleAnswer>;
+
+/**
+ * The recipe tool's substitutions: what its model answers, and the `substitution_data` of its
+ * message (services/tool-recipe produces it, the gateway's 0.5 renderer reads it).
+ */
+export const SubstitutionsAnswer = z.object({
+  substitutions: z.array(
+    z.object({
+      original_ingredient: z.string(),
+      substitute: z.string(),
+      ratio: z.string(),
+      notes: z.string(),
+    }),
+  ),
+  general_tips: z.array(z.string()).default([]),
+  already_meets_requirements: z.boolean().default(false),
+});
+export type SubstitutionsAnswer = z.infer<typeof SubstitutionsAnswer>;

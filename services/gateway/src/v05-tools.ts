@@ -6,7 +6,7 @@
  * a resource typed `Thing` with no text of its own.
  */
 import { z } from 'zod';
-import { CompareItems, ItemDetails } from '@askbus/contracts';
+import { CompareItems, EnsembleAnswer, ItemDetails, SubstitutionsAnswer } from '@askbus/contracts';
 import type { Message } from '@askbus/contracts';
 
 export interface ResourceContent {
@@ -39,35 +39,12 @@ const Item = z.object({
 const Ensemble = z.object({
   result: z.object({
     ensemble_type: z.string().optional(),
-    recommendations: z.object({
-      theme: z.string(),
-      items: z.array(
-        z.object({
-          category: z.string(),
-          name: z.string(),
-          url: z.string(),
-          description: z.string(),
-          why: z.string(),
-        }),
-      ),
-      overall_tips: z.array(z.string()).default([]),
-    }),
+    recommendations: EnsembleAnswer,
   }),
 });
 
 const Substitutions = z.object({
-  substitution_data: z.object({
-    substitutions: z.array(
-      z.object({
-        original_ingredient: z.string(),
-        substitute: z.string(),
-        ratio: z.string(),
-        notes: z.string(),
-      }),
-    ),
-    general_tips: z.array(z.string()).default([]),
-    already_meets_requirements: z.boolean().default(false),
-  }),
+  substitution_data: SubstitutionsAnswer,
   reference_recipes: z.array(Item).default([]),
 });
 

@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import type { z } from 'zod';
+import { EnsembleAnswer } from '@askbus/contracts';
 import { defineTask, type ItemShown } from '@askbus/llm';
 import { summarizeItem } from '@askbus/tools';
 
@@ -10,19 +11,7 @@ export type EnsembleTask = {
   groups: { query: string; items: (ItemShown & { url: string })[] }[];
 };
 
-export const EnsembleAnswer = z.object({
-  theme: z.string(),
-  items: z.array(
-    z.object({
-      category: z.string(),
-      name: z.string(),
-      url: z.string(),
-      description: z.string(),
-      why: z.string(),
-    }),
-  ),
-  overall_tips: z.array(z.string()).default([]),
-});
+export { EnsembleAnswer };
 
 export const ensembleTask = defineTask({ kind: 'ensemble', schema: EnsembleAnswer, local: ensemble });
 

@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import type { z } from 'zod';
+import { SubstitutionsAnswer } from '@askbus/contracts';
 import { defineTask, type ItemShown } from '@askbus/llm';
 
 /** The recipe tool's model task: substitutions that make a recipe fit a dietary need or do without an ingredient. */
@@ -10,18 +11,7 @@ export type SubstitutionsTask = {
   unavailable_ingredient: string;
 };
 
-export const SubstitutionsAnswer = z.object({
-  substitutions: z.array(
-    z.object({
-      original_ingredient: z.string(),
-      substitute: z.string(),
-      ratio: z.string(),
-      notes: z.string(),
-    }),
-  ),
-  general_tips: z.array(z.string()).default([]),
-  already_meets_requirements: z.boolean().default(false),
-});
+export { SubstitutionsAnswer };
 
 export const substitutionsTask = defineTask({
   kind: 'substitutions',
