@@ -21,7 +21,7 @@ afterAll(async () => {
   await nats.stop();
 });
 
-describe('a service process', () => {
+describe('a service process (runMain)', () => {
   it('serves metrics, and on SIGTERM goes unready, finishes its work, stops taking more and exits 0', async () => {
     const child = spawn(process.execPath, [tsx, join(here, 'fixtures/slow-service.ts')], {
       env: { ...process.env, NATS_URL: nats.url, METRICS_PORT: '0', SLOW_MS: '800' },
