@@ -4,5 +4,6 @@ export * from './message';
 export * from './errors';
 export * from './subjects';
 export * from './a2a';
+export * from './mcp';
 export * from './understanding';
 export * from './tool-answers';

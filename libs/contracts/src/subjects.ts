@@ -3,6 +3,7 @@ import { AskRequest } from './ask';
 import { RankItem, RetrievedItem, SiteName, StoredItem } from './item';
 import { Message } from './message';
 import { A2aCancelRequest, A2aTaskEventEnvelope } from './a2a';
+import { McpSessionEvent } from './mcp';
 import {
   NamesReply,
   NamesRequest,
@@ -233,6 +234,8 @@ export const eventContracts = {
   a2aTaskEvents: event('a2a.v1.events', A2aTaskEventEnvelope),
   /** `a2a.v1.cancel.<taskId>`: a gateway asks the one running the task to cancel it. */
   a2aCancelTask: event('a2a.v1.cancel', A2aCancelRequest),
+  /** `mcp.v1.session.<sessionId>`: replies, relayed legacy POSTs and closes of a shared MCP session. */
+  mcpSession: event('mcp.v1.session', McpSessionEvent),
 } as const;
 
 /**

@@ -15,6 +15,7 @@ import type { AccessConfig, Surface } from './access-config';
 import { renderRefusal } from './access-forms';
 import type { Form, Refusal } from './access-forms';
 import { isV05Body } from './dialect';
+import type { SharedLimits } from './shared-limits';
 
 export { accessConfig, AccessConfigError } from './access-config';
 export type { AccessConfig, ApiKey, AuthOptions, LegacyTokens, Surface } from './access-config';
@@ -70,9 +71,14 @@ export class AccessControl {
   /** Tickets for WebSockets opened without headers (see ws-ticket.ts). */
   readonly tickets: WsTickets;
 
+  /**
+   * `consume`: this gateway's own rate limiter; `shared`: counters every gateway replica on the
+   * same NATS uses, for rate limits and stream caps that hold across replicas (preferred).
+   */
   constructor(
     readonly config: AccessConfig,
     private readonly consume?: Consume,
+    private readonly shared?: SharedLimits,
   ) {
     this.keys = config.keys.map((k) => ({
       client: k.client,
@@ -155,9 +161,10 @@ export class AccessControl {
     // Refused keys count against their IP's window too, which slows down guessing.
     const rateKey = client !== undefined ? `client:${client}` : `ip:${ip}`;
     const headers: Record<string, string> = {};
-    if (this.consume) {
+    const consume = this.rateCounter();
+    if (consume) {
       const max = this.config.ratePerMinute;
-      const state = await this.consume(rateKey);
+      const state = await consume(rateKey);
       Object.assign(headers, {
         'ratelimit-limit': String(max),
         'ratelimit-remaining': String(state.remaining),
@@ -174,7 +181,7 @@ export class AccessControl {
     }
     if (refusal)
       return { ...(client !== undefined ? { client } : {}), refusal, headers, release: NO_RELEASE };
-    const release = this.enter(rateKey);
+    const release = await this.enter(rateKey);
     if (!release) {
       const cap = this.config.maxStreamsPerClient;
       refusal = {
@@ -188,10 +195,32 @@ export class AccessControl {
     return { ...(client !== undefined ? { client } : {}), headers, release };
   }
 
+  /** The rate limiter: the replicas' shared counters, else this gateway's own. */
+  private rateCounter(): Consume | undefined {
+    if (this.config.ratePerMinute <= 0) return undefined;
+    const shared = this.shared;
+    if (!shared) return this.consume;
+    const max = this.config.ratePerMinute;
+    return async (key) => {
+      const { count, ttlInSeconds } = await shared.consume(key);
+      return { remaining: Math.max(0, max - count), ttlInSeconds, exceeded: count > max };
+    };
+  }
+
   /** Takes a place among the key's open streams; undefined when the cap is reached. */
-  private enter(key: string): (() => void) | undefined {
+  private async enter(key: string): Promise<(() => void) | undefined> {
     const cap = this.config.maxStreamsPerClient;
     if (cap <= 0) return NO_RELEASE;
+    const shared = this.shared;
+    if (shared) {
+      if (!(await shared.enter(key, cap))) return undefined;
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        void shared.leave(key).catch(() => undefined);
+      };
+    }
     const n = this.open.get(key) ?? 0;
     if (n >= cap) return undefined;
     this.open.set(key, n + 1);
@@ -207,7 +236,8 @@ export class AccessControl {
 
   /** Open streams of a client (tests and metrics). */
   openStreams(client: string): number {
-    return this.open.get(`client:${client}`) ?? 0;
+    const key = `client:${client}`;
+    return (this.open.get(key) ?? 0) + (this.shared?.openHere(key) ?? 0);
   }
 }
 
@@ -253,9 +283,13 @@ export function sendPendingRefusal(req: FastifyRequest, reply: FastifyReply): bo
  * any route is registered. The rate limiter is @fastify/rate-limit's store, used through
  * createRateLimit so that refusals keep each protocol's form and WebSocket upgrades count too.
  */
-export async function accessLayer(app: FastifyInstance, config: AccessConfig): Promise<AccessControl> {
+export async function accessLayer(
+  app: FastifyInstance,
+  config: AccessConfig,
+  shared?: SharedLimits,
+): Promise<AccessControl> {
   let consume: Consume | undefined;
-  if (config.ratePerMinute > 0) {
+  if (config.ratePerMinute > 0 && !shared) {
     await app.register(rateLimit, {
       global: false,
       max: config.ratePerMinute,
@@ -269,7 +303,7 @@ export async function accessLayer(app: FastifyInstance, config: AccessConfig): P
       return { remaining: r.remaining, ttlInSeconds: r.ttlInSeconds, exceeded: r.isExceeded };
     };
   }
-  const access = new AccessControl(config, consume);
+  const access = new AccessControl(config, consume, shared);
 
   app.addHook('onRequest', async (req, reply) => {
     const target = access.targetOf(req.method, req.url);

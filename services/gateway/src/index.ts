@@ -42,6 +42,7 @@ import { REST_PATH } from './a2a/card';
 import { RequestMalformedError, toRestErrorBody } from '@a2a-js/sdk/errors';
 import type { A2aOptions } from './a2a/index';
 import { accessConfig, accessLayer, sendPendingRefusal } from './access';
+import { SharedLimits } from './shared-limits';
 import { conversationTurns } from './conversations/index';
 import type { AuthOptions } from './access';
 
@@ -66,6 +67,11 @@ export type { AuthOptions } from './access';
 export const LISTEN_BACKLOG = 4_096;
 
 export interface GatewayOptions {
+  /**
+   * The gateways whose rate limits and stream caps count together: by default every gateway on
+   * the same NATS (the replicas of one deployment); tests give independent gateways their own.
+   */
+  limitsScope?: string;
   /** Interval of `: keepalive` comments on SSE responses (ms). */
   keepAliveMs?: number;
   /** Time limit of one /ask call on the bus (ms). */
@@ -180,7 +186,13 @@ export async function buildGateway(bus: Bus, opts: GatewayOptions = {}): Promise
     strictPreflight: false,
   });
   // Before every route, so that no surface is registered without them.
-  const accessControl = await accessLayer(app, access);
+  // Limits count on every replica at once when NATS has JetStream KV (else on this one alone).
+  const limitsShared =
+    access.ratePerMinute > 0 || access.maxStreamsPerClient > 0
+      ? await SharedLimits.open(bus, opts.limitsScope)
+      : undefined;
+  if (limitsShared) app.addHook('onClose', async () => limitsShared.close());
+  const accessControl = await accessLayer(app, access, limitsShared);
   // Probes are open to anyone.
   accessControl.addRule((_method, path) => (path === '/health' || path === '/ready' ? 'open' : undefined));
   limitJsonNesting(app, maxJsonDepth);

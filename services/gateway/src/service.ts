@@ -3,6 +3,8 @@ import { contracts, eventContracts } from '@askbus/contracts';
 import { defineService, envVar } from '@askbus/service';
 import { PUSH_BUCKET, TASKS_BUCKET } from './a2a/store';
 import { CONVERSATIONS_BUCKET } from './conversations/store';
+import { EVENTS_BUCKET, SESSIONS_BUCKET } from './mcp/shared-sessions';
+import { RATE_BUCKET, STREAMS_BUCKET } from './shared-limits';
 import { LISTEN_BACKLOG, buildGateway } from './index';
 
 /** The gateway's settings, from the environment. */
@@ -47,9 +49,18 @@ export default defineService({
     contracts.names,
     contracts.items,
   ],
-  // A2A tasks and push configs, conversations; replicas share A2A task events and cancels.
-  kvBuckets: [TASKS_BUCKET, PUSH_BUCKET, CONVERSATIONS_BUCKET],
-  events: [eventContracts.a2aTaskEvents, eventContracts.a2aCancelTask],
+  // A2A tasks and push configs, conversations, MCP sessions and their events, rate and stream
+  // counts; replicas share A2A task events and cancels, and MCP session events.
+  kvBuckets: [
+    TASKS_BUCKET,
+    PUSH_BUCKET,
+    CONVERSATIONS_BUCKET,
+    SESSIONS_BUCKET,
+    EVENTS_BUCKET,
+    RATE_BUCKET,
+    STREAMS_BUCKET,
+  ],
+  events: [eventContracts.a2aTaskEvents, eventContracts.a2aCancelTask, eventContracts.mcpSession],
   config: GatewayConfig,
   manifest: 'gateway.yaml',
   start: async ({ bus, registry, config }) => {

@@ -3,4 +3,3 @@ export type { McpOptions, McpPluginOptions } from './plugin';
 export { createMcpServer } from './server';
 export type { McpServerDeps } from './server';
 export { WebSocketServerTransport } from './ws-transport';
-export { MemoryEventStore } from './event-store';

@@ -14,6 +14,8 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { context } from '@opentelemetry/api';
 import { OTEL_CONTEXT } from './server';
 import { rpcError } from '../http';
+import { clientOf } from '../access';
+import type { SharedSessions } from './shared-sessions';
 
 export const MCP_SSE_PATH = '/mcp/sse';
 export const MCP_MESSAGES_PATH = '/mcp/messages';
@@ -21,6 +23,8 @@ export const MCP_MESSAGES_PATH = '/mcp/messages';
 export interface LegacySseOptions {
   /** A new MCP server (the same tools as every other transport). */
   createServer: () => Server;
+  /** Sessions every gateway knows: a POST reaching another gateway is relayed to this one. */
+  shared: SharedSessions;
   /** The plugin's Origin check; false when it has answered. */
   guard: (req: FastifyRequest, reply: FastifyReply) => boolean;
   /** Whether the gateway is shutting down. */
@@ -34,12 +38,19 @@ export interface LegacySseOptions {
 interface SseSession {
   transport: SSEServerTransport;
   server: Server;
+  owner: string | null;
 }
 
 /** The context of the request's span reaches the tool calls as extra.authInfo (as on /mcp). */
+const authInfo = (): AuthInfo => ({
+  token: '',
+  clientId: 'askbus-mcp',
+  scopes: [],
+  extra: { [OTEL_CONTEXT]: context.active() },
+});
 function withAuth(req: FastifyRequest): IncomingMessage & { auth?: AuthInfo } {
   const raw = req.raw as IncomingMessage & { auth?: AuthInfo };
-  raw.auth = { token: '', clientId: 'askbus-mcp', scopes: [], extra: { [OTEL_CONTEXT]: context.active() } };
+  raw.auth = authInfo();
   return raw;
 }
 
@@ -63,14 +74,19 @@ export function legacySseRoutes(app: FastifyInstance, opts: LegacySseOptions): v
     const transport = new SSEServerTransport(MCP_MESSAGES_PATH, raw);
     const server = opts.createServer();
     const id = transport.sessionId;
-    sessions.set(id, { transport, server });
+    const owner = clientOf(req.raw) ?? null;
+    sessions.set(id, { transport, server, owner });
+    await opts.shared.put(id, { transport: 'legacy-sse', owner, created: Date.now() });
     const keepalive = setInterval(() => {
       if (!raw.writableEnded) raw.write(': keepalive\n\n');
     }, opts.keepAliveMs);
     keepalive.unref();
     const end = (): void => {
       clearInterval(keepalive);
-      if (sessions.delete(id)) void server.close();
+      if (sessions.delete(id)) {
+        void server.close();
+        void opts.shared.remove(id);
+      }
     };
     transport.onclose = end;
     // A client that hangs up ends its session; closing the server aborts its running calls.
@@ -89,8 +105,13 @@ export function legacySseRoutes(app: FastifyInstance, opts: LegacySseOptions): v
   app.post(MCP_MESSAGES_PATH, async (req, reply) => {
     if (!opts.guard(req, reply)) return reply;
     const sid = (req.query as Record<string, unknown> | undefined)?.sessionId;
-    const session = typeof sid === 'string' ? sessions.get(sid) : undefined;
-    if (!session) {
+    const client = clientOf(req.raw) ?? null;
+    const held = typeof sid === 'string' ? sessions.get(sid) : undefined;
+    const session = held?.owner === client ? held : undefined;
+    // A session whose stream another gateway holds: the message is relayed there.
+    const elsewhere = !held && typeof sid === 'string' ? await opts.shared.get(sid) : undefined;
+    const relay = elsewhere?.transport === 'legacy-sse' && elsewhere.owner === client;
+    if (!session && !relay) {
       const why =
         typeof sid === 'string' ? 'Session not found' : 'Bad Request: the sessionId parameter is required';
       return reply
@@ -107,6 +128,10 @@ export function legacySseRoutes(app: FastifyInstance, opts: LegacySseOptions): v
         .type('application/json')
         .send(rpcError(-32700, `Parse error: ${(err as Error).message}`));
     }
+    if (!session) {
+      opts.shared.publish(sid as string, { type: 'legacy-message', message: body });
+      return reply.code(202).type('text/plain').send('Accepted');
+    }
     // The transport checks the message (a 400 when it is none) and answers 202; the answer to
     // the message itself goes out on the session's stream.
     if (!/json/i.test(String(req.headers['content-type'] ?? '')))
@@ -117,7 +142,17 @@ export function legacySseRoutes(app: FastifyInstance, opts: LegacySseOptions): v
     return reply;
   });
 
+  // Messages relayed from other gateways to the sessions whose streams this one holds.
+  const stopEvents = opts.shared.onEvent((id, event) => {
+    const session = sessions.get(id);
+    if (!session || event.type !== 'legacy-message') return;
+    session.transport.handleMessage(event.message, { authInfo: authInfo() }).catch((err: unknown) => {
+      app.log.warn({ err: String(err), sessionId: id }, 'relayed MCP message refused');
+    });
+  });
+
   app.addHook('preClose', async () => {
+    stopEvents();
     await Promise.all([...sessions.values()].map((s) => s.server.close().catch(() => undefined)));
     sessions.clear();
   });

@@ -16,7 +16,10 @@ import { context } from '@opentelemetry/api';
 import { WebSocketServer } from 'ws';
 import type WebSocket from 'ws';
 import type { Bus } from '@askbus/bus';
-import { MemoryEventStore } from './event-store';
+import { SharedSessions } from './shared-sessions';
+import type { SharedEventStore } from './shared-event-store';
+import { McpInitializeParams } from '@askbus/contracts';
+import type { McpSessionRecord } from '@askbus/contracts';
 import { OTEL_CONTEXT, createMcpServer } from './server';
 import type { McpServerDeps } from './server';
 import { WebSocketServerTransport } from './ws-transport';
@@ -25,7 +28,7 @@ import { checkBody, requestMethods } from './envelope';
 import type { BodyCheck } from './envelope';
 import { webRequest, withBatchErrors, writeResponse } from './web-bridge';
 import { header } from '../auth';
-import { admitUpgrade } from '../access';
+import { admitUpgrade, clientOf } from '../access';
 import { BODY_LIMITS, tooLargeMessage } from '../body-limits';
 import type { AccessControl } from '../access';
 
@@ -51,6 +54,8 @@ export interface McpOptions {
   sessionIdleMs?: number;
   /** At most this many Streamable HTTP sessions at once (default 1000). */
   maxSessions?: number;
+  /** How long a stream resumed on this gateway follows another gateway's request (ms), default 10 min. */
+  maxFollowMs?: number;
   /** Largest JSON-RPC message accepted (bytes), default 1 MiB (BODY_LIMITS.mcpBytes). */
   maxMessageBytes?: number;
   /** Deepest JSON nesting of a WebSocket frame (bodies: the gateway's own check), default 64. */
@@ -69,7 +74,30 @@ interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
   lastSeen: number;
+  record: McpSessionRecord & { transport: 'streamable-http' };
+  events: SharedEventStore;
+  /** Ids of requests this gateway's server sent the client (elicitations) still unanswered. */
+  awaiting: Set<string>;
 }
+
+const idKey = (id: unknown): string => `${typeof id}:${String(id)}`;
+
+/** The messages of a body (one message or a batch). */
+const messagesOf = (body: unknown): Record<string, unknown>[] =>
+  (Array.isArray(body) ? body : [body]).filter(
+    (m): m is Record<string, unknown> => typeof m === 'object' && m !== null && !Array.isArray(m),
+  );
+const isRequest = (m: Record<string, unknown>): boolean => typeof m.method === 'string' && 'id' in m;
+const isAnswer = (m: Record<string, unknown>): boolean =>
+  m.method === undefined && 'id' in m && ('result' in m || 'error' in m);
+
+/**
+ * The SDK transport's open SSE streams. It offers no public way to end a stream it did not
+ * open itself (one this gateway replays from another gateway's request), so this reaches its
+ * stream map; mcp/shared.test.ts fails if the SDK renames it.
+ */
+const streamsOf = (t: WebStandardStreamableHTTPServerTransport): Map<string, { cleanup(): void }> =>
+  (t as unknown as { _streamMapping: Map<string, { cleanup(): void }> })._streamMapping;
 
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
@@ -109,6 +137,12 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
   };
   const handles = requestMethods(createMcpServer(deps));
   const sessions = new Map<string, Session>();
+  const restoring = new Map<string, Promise<Session | undefined>>();
+  const shared = await SharedSessions.open(opts.bus, {
+    idleMs: sessionIdleMs,
+    ...(opts.maxFollowMs ? { maxFollowMs: opts.maxFollowMs } : {}),
+    warn: (msg, fields) => app.log.warn(fields, msg),
+  });
   const sockets = new Set<WebSocket>();
   let closing = false;
 
@@ -168,25 +202,128 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     }
   }
 
-  async function newSession(): Promise<Session> {
-    const session = {} as Session;
+  /**
+   * A session's transport and server. A new one records itself for every gateway once its
+   * `initialize` has given it an id; a restored one (`restore`: its id and record) takes the id
+   * another gateway gave it.
+   */
+  async function newSession(restore?: { id: string; record: Session['record'] }): Promise<Session> {
+    const session = { awaiting: new Set<string>() } as unknown as Session;
+    let events: SharedEventStore | undefined;
     const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      eventStore: new MemoryEventStore(),
+      sessionIdGenerator: () => restore?.id ?? randomUUID(),
+      eventStore: {
+        // The session's id (and so its shared store) is known once initialize has run.
+        storeEvent: (streamId, message) => events!.storeEvent(streamId, message),
+        getStreamIdForEventId: (eventId) => events!.getStreamIdForEventId(eventId),
+        replayEventsAfter: (lastEventId, send) => events!.replayEventsAfter(lastEventId, send),
+      },
       retryInterval: 1_000,
       maxRequestBodySize: maxBytes,
       ...(opts.sseKeepAliveMs ? { keepAliveMs: opts.sseKeepAliveMs } : {}),
-      onsessioninitialized: (id) => void sessions.set(id, session),
-      onsessionclosed: (id) => void sessions.delete(id),
+      onsessioninitialized: async (id) => {
+        events = shared.eventStore(id);
+        events.isOpen = (streamId) => streamsOf(transport).has(streamId);
+        events.onForeignEnd = (streamId) => streamsOf(transport).get(streamId)?.cleanup();
+        events.muted = restore !== undefined;
+        session.events = events;
+        sessions.set(id, session);
+        if (!restore) await shared.put(id, session.record);
+      },
+      // A DELETE: the session ends for every gateway.
+      onsessionclosed: async (id) => {
+        sessions.delete(id);
+        await shared.remove(id);
+      },
     });
     transport.onclose = () => {
-      if (transport.sessionId) sessions.delete(transport.sessionId);
+      const id = transport.sessionId;
+      if (!id) return;
+      session.events?.close();
+      // Closed here (idle, shutdown): the record stays, so another gateway can go on with it.
+      if (sessions.get(id) === session) sessions.delete(id);
+      shared.forget(id);
+    };
+    // Requests this server sends the client: their answers may reach another gateway.
+    const send = transport.send.bind(transport);
+    transport.send = async (message, options) => {
+      const m = message as Record<string, unknown>;
+      if (isRequest(m)) session.awaiting.add(idKey(m.id));
+      return send(message, options);
     };
     const server = createMcpServer(deps);
     Object.assign(session, { transport, server, lastSeen: Date.now() });
+    if (restore) session.record = restore.record;
     await server.connect(transport);
     return session;
   }
+
+  /**
+   * A session another gateway made: a new transport and server take its id, and its client's
+   * `initialize` is replayed to them (nothing goes back to the client), so the server knows
+   * the client's capabilities (elicitation among them) as the first gateway did.
+   */
+  async function restoreSession(id: string, record: Session['record']): Promise<Session> {
+    const session = await newSession({ id, record });
+    const initialize = {
+      jsonrpc: '2.0',
+      id: `askbus-restore-${randomUUID()}`,
+      method: 'initialize',
+      params: record.init,
+    };
+    const answer = await session.transport.handleRequest(
+      new Request(`http://gateway${MCP_PATH}`, {
+        method: 'POST',
+        headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
+        body: JSON.stringify(initialize),
+      }),
+      { parsedBody: initialize },
+    );
+    await answer.text();
+    session.events.muted = false;
+    return session;
+  }
+
+  /**
+   * The session a request names, held here or restored from another gateway's record; undefined
+   * when there is none or it belongs to another client (the same 404: no session leaks).
+   */
+  async function sessionFor(id: string, req: FastifyRequest): Promise<Session | undefined> {
+    const client = clientOf(req.raw) ?? null;
+    let session = sessions.get(id);
+    if (!session) {
+      let pending = restoring.get(id);
+      if (!pending) {
+        pending = (async () => {
+          const record = await shared.get(id);
+          if (record?.transport !== 'streamable-http' || closing) return undefined;
+          return sessions.get(id) ?? restoreSession(id, record);
+        })();
+        restoring.set(id, pending);
+        void pending.finally(() => restoring.delete(id)).catch(() => undefined);
+      }
+      session = await pending;
+    }
+    if (!session || session.record.owner !== client) return undefined;
+    session.lastSeen = Date.now();
+    shared.touch(id, session.record);
+    return session;
+  }
+
+  // What other gateways tell this one about the sessions it holds.
+  const stopEvents = shared.onEvent((id, event) => {
+    const session = sessions.get(id);
+    if (!session) return;
+    if (event.type === 'closed') {
+      void session.server.close();
+    } else if (event.type === 'replies') {
+      for (const m of event.messages) {
+        const k = idKey(m.id);
+        if (!session.awaiting.delete(k)) continue;
+        session.transport.onmessage?.(m as Parameters<NonNullable<typeof session.transport.onmessage>>[0]);
+      }
+    }
+  });
 
   // Sessions nobody used for a while are closed (their queries are cancelled with them).
   const sweep = setInterval(
@@ -263,10 +400,22 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
     body = checked.body;
     const sid = header(req.raw, 'mcp-session-id');
     if (sid) {
-      const session = sessions.get(sid);
+      const session = await sessionFor(sid, req);
       if (!session)
         return reply.code(404).type('application/json').send(rpcError(-32001, 'Session not found'));
-      session.lastSeen = Date.now();
+      const messages = messagesOf(body);
+      const answers = messages.filter(isAnswer);
+      if (
+        answers.length > 0 &&
+        answers.length === messages.length &&
+        !answers.every((m) => session.awaiting.has(idKey(m.id)))
+      ) {
+        // The client answers a request another gateway's server sent (an elicitation): it goes there.
+        shared.publish(sid, { type: 'replies', messages: answers });
+        return reply.code(202).send();
+      }
+      for (const m of answers) session.awaiting.delete(idKey(m.id));
+      session.events.expect(messages.filter(isRequest).map((m) => m.id));
       await handOver(session.transport, req, reply, body, checked);
       return reply;
     }
@@ -284,6 +433,16 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
           .send(rpcError(-32000, 'Too many MCP sessions; try again later'));
       }
       const session = await newSession();
+      const init = McpInitializeParams.safeParse((body as { params?: unknown }).params);
+      session.record = {
+        transport: 'streamable-http',
+        owner: clientOf(req.raw) ?? null,
+        // An initialize the SDK refuses makes no session; one it takes has these params.
+        init: init.success
+          ? init.data
+          : { protocolVersion: '', capabilities: {}, clientInfo: { name: '', version: '' } },
+        created: Date.now(),
+      };
       await handOver(session.transport, req, reply, body);
       return reply;
     }
@@ -316,9 +475,8 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
           rpcError(-32000, 'Bad Request: Mcp-Session-Id header is required (initialize with a POST first)'),
         );
     }
-    const session = sessions.get(sid);
+    const session = await sessionFor(sid, req);
     if (!session) return reply.code(404).type('application/json').send(rpcError(-32001, 'Session not found'));
-    session.lastSeen = Date.now();
     await handOver(session.transport, req, reply);
     return reply;
   };
@@ -328,6 +486,7 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
   // The 2024-11-05 HTTP+SSE transport at /mcp/sse and /mcp/messages (legacy-sse.ts).
   legacySseRoutes(app, {
     createServer: () => createMcpServer(deps),
+    shared,
     guard,
     closing: () => closing,
     maxSessions,
@@ -426,10 +585,12 @@ export async function mcpPlugin(app: FastifyInstance, opts: McpPluginOptions): P
   app.addHook('preClose', async () => {
     closing = true;
     clearInterval(sweep);
+    stopEvents();
     app.server.off('upgrade', onUpgrade);
     for (const ws of sockets) ws.close(1001, 'the gateway is shutting down');
     await Promise.all([...sessions.values()].map((s) => s.server.close().catch(() => undefined)));
     sessions.clear();
+    shared.close();
     setTimeout(() => {
       for (const ws of sockets) ws.terminate();
     }, 1_000).unref();

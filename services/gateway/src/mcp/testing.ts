@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 /** Test harness of the MCP tests: a real NATS, the fake router and retriever, a listening gateway. */
 import type { FastifyInstance } from 'fastify';
 import type { Bus } from '@askbus/bus';
@@ -69,7 +70,8 @@ export async function mcpWorld(): Promise<McpWorld> {
     gatewayBus,
     router,
     async gateway(opts = {}) {
-      const app = await buildGateway(gatewayBus, opts);
+      // Each gateway of a test counts its own limits unless the test says otherwise.
+      const app = await buildGateway(gatewayBus, { limitsScope: randomUUID(), ...opts });
       apps.push(app);
       await app.listen({ port: 0, host: '127.0.0.1' });
       const addr = app.server.address();
