@@ -20,12 +20,17 @@ const benchDir = fileURLToPath(new URL('.', import.meta.url));
 const repoRoot = join(benchDir, '..');
 const RANKER_MAIN = join(repoRoot, 'services/ranker/src/main.ts');
 const SYSTEM_MAIN = join(benchDir, 'load-system.ts');
+const ASKBUS_CLI = join(repoRoot, 'cli/src/askbus.ts');
 const PROBE = pathToFileURL(join(benchDir, 'load-probe.ts')).href;
 const START_TIMEOUT_MS = 90_000;
 
 export const RANKER_REPLICA =
   'a separate OS process (node --import tsx services/ranker/src/main.ts, NATS_URL set): its own ' +
   'event loop, NATS connection and local scorer, in queue group "ranker"';
+export const UP_PROCESS =
+  '`askbus up` as a new user starts it (`npm run up`, defaults but for the port and data folder): ' +
+  'one process with the gateway, router, retriever (embedded index, demo data), 2 in-process ' +
+  'rankers and the tools, and the nats-server it starts';
 export const SYSTEM_PROCESS =
   'one process as `askbus up` runs it, but with 0 rankers inside: gateway (HTTP), router, retriever ' +
   '(embedded index, demo data), 5 tools, each on its own NATS connection';
@@ -216,6 +221,53 @@ export async function startLoadSystem(opts: { rankers: number; rankDelayMs: numb
     const system = await startSystemProcess(natsUrl, dataDir, log, children);
     processes.unshift(system.tracked, ...rankers);
     return { url: system.url, rankers: opts.rankers, rankDelayMs: opts.rankDelayMs, processes, log, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** `askbus up` itself, as its own process (with its own nats-server), for the burst under it. */
+export async function startUpSystem(opts: { rankDelayMs: number }): Promise<LoadSystem> {
+  const log: ChildLog = { warnings: 0, last: [] };
+  const dataDir = mkdtempSync(join(tmpdir(), 'askbus-load-up-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', ASKBUS_CLI, 'up'], {
+    cwd: repoRoot,
+    env: childEnv({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      ASKBUS_DATA_DIR: dataDir,
+      ASKBUS_RANK_DELAY_MS: String(opts.rankDelayMs),
+      OTEL_SDK_DISABLED: 'true',
+    }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stop = async (): Promise<void> => {
+    await stopChild(child, 20_000);
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error('askbus up did not start within 90 s')),
+        START_TIMEOUT_MS,
+      );
+      child.once('exit', (code) => reject(new Error(`askbus up exited with ${code} before serving`)));
+      watchOutput(child, 'up', log, (line) => {
+        const m = /askbus is up: (http:\/\/\S+)/.exec(line);
+        if (!m) return;
+        clearTimeout(timer);
+        resolve(m[1]!);
+      });
+    });
+    return {
+      url,
+      rankers: 2,
+      rankDelayMs: opts.rankDelayMs,
+      processes: [{ name: 'askbus up', role: 'system', pid: child.pid! }],
+      log,
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;

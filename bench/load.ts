@@ -15,6 +15,7 @@
  *   npm run bench:load -- --soak-minutes 0          comparison only
  *   npm run bench:load -- --quick                   100 streams, 0.5-minute soak
  *   npm run bench:load -- --url http://127.0.0.1:8000   a running system (loopback only; no soak)
+ *   npm run bench:load -- --up --soak-minutes 0    the burst under `askbus up` itself (load-up.*)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -25,7 +26,9 @@ import { burst, closedLoop, StreamClient, DEMO_QUERIES, type StreamSample } from
 import {
   RANKER_REPLICA,
   SYSTEM_PROCESS,
+  UP_PROCESS,
   startLoadSystem,
+  startUpSystem,
   type LoadSystem,
   type TrackedProcess,
 } from './load-cluster';
@@ -59,6 +62,7 @@ const { values: args } = parseArgs({
     'flat-rss-mb-per-min': { type: 'string', default: '2' },
     'timeout-seconds': { type: 'string', default: '120' },
     url: { type: 'string' },
+    up: { type: 'boolean', default: false },
   },
 });
 
@@ -92,7 +96,7 @@ for (const s of opts.scenarios) {
   if (s !== 'instant' && s !== 'delay') throw new Error(`--scenarios takes instant and/or delay, not "${s}"`);
 }
 // Smoke runs and runs against a given URL must not overwrite the full run's results.
-const out = args.url ? 'load-url' : quick ? 'load-quick' : 'load';
+const out = args.url ? 'load-url' : args.up ? 'load-up' : quick ? 'load-quick' : 'load';
 const log = (line: string): void => console.log(line);
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
 
@@ -194,6 +198,17 @@ const SCENARIOS = {
 async function runScenario(key: 'instant' | 'delay'): Promise<ScenarioResult> {
   const scenario = SCENARIOS[key]();
   const configs: ConfigResult[] = [];
+  if (args.up) {
+    log(`${scenario.name}, askbus up: starting it`);
+    const system = (current = await startUpSystem({ rankDelayMs: scenario.rankDelayMs }));
+    try {
+      configs.push(await measure(await assertLoopbackUrl(system.url), system.rankers, system));
+    } finally {
+      current = undefined;
+      await system.stop();
+    }
+    return { ...scenario, configs };
+  }
   for (const rankers of opts.rankers) {
     log(`${scenario.name}, ${rankers} ranker${rankers === 1 ? '' : 's'}: starting the system`);
     const system = (current = await startLoadSystem({ rankers, rankDelayMs: scenario.rankDelayMs }));
@@ -271,8 +286,9 @@ async function main(): Promise<void> {
     `${new Date().toISOString()}, ${machine}, Node ${process.version}, ulimit -n ${fd?.soft ?? '?'}. ` +
       "Load generator, nats-server and every service share this machine: the client's own CPU is part of the picture.",
     '',
-    `- A **ranker replica** is ${RANKER_REPLICA}.`,
-    `- The **system process** is ${SYSTEM_PROCESS}.`,
+    ...(args.up
+      ? [`- The system is ${UP_PROCESS}; each scenario starts a fresh one.`]
+      : [`- A **ranker replica** is ${RANKER_REPLICA}.`, `- The **system process** is ${SYSTEM_PROCESS}.`]),
     `- Each ranker count gets a fresh system with its own nats-server and data folder, warmed with ${DEMO_QUERIES.length * 2} + ${Math.min(200, opts.streams)} streams first. ` +
       'Burst streams each open a new connection; closed-loop clients reuse theirs (keep-alive).',
     `- Queries: ${DEMO_QUERIES.length} demo queries over movies and cars, round robin; GET /ask?streaming=true, read as SSE. ` +

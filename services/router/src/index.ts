@@ -5,6 +5,7 @@ import { loadTools, type ToolsConfig } from '@askbus/tools';
 import type { Bus, HandlerContext } from '@askbus/bus';
 import { llmFromEnv, loadPrompts } from '@askbus/llm';
 import { runAsk } from './ask-pipeline';
+import { Admission } from './admission';
 import { answerDeadline } from './deadline';
 import type { RoutingDeps } from './route';
 import { resultsIn, type QuerySummary } from './routing-telemetry';
@@ -18,14 +19,20 @@ export * from './post-ranking';
 export * from './route';
 export * from './tool-selection';
 export { mergeAsync } from './merge';
+export { Admission } from './admission';
 export * from './understand';
 export * from './understand-llm';
 export { answerDeadline, untilDeadline } from './deadline';
 
 export interface RouterOptions {
   search?: Partial<SearchSettings>;
-  /** Limit of one retrieval call. */
+  /** Limit of one retrieval call, from when it is sent. */
   retrieveTimeoutMs?: number;
+  /**
+   * Calls to the retriever (searches, profiles, names) this router has running at once; more
+   * wait their turn before they are sent (admission.ts). Default 16.
+   */
+  retrieverConcurrency?: number;
   /** Language model and prompts of summarize / generate (default: ASKBUS_LLM_*, config/prompts.json). */
   model?: AnswerModel;
   /**
@@ -76,10 +83,13 @@ export function busPorts(
   retrieveTimeoutMs = 10_000,
   inactivityMs?: number,
   understander?: Understander,
+  admission?: Admission,
 ): SearchPorts {
+  const search = (req: Parameters<SearchPorts['retrieve']>[0], signal: AbortSignal) =>
+    bus.request(contracts.search, req, ctx.onward({ signal, timeoutMs: retrieveTimeoutMs }));
   return {
     retrieve: async (req, signal) =>
-      await bus.request(contracts.search, req, ctx.onward({ signal, timeoutMs: retrieveTimeoutMs })),
+      admission ? await admission.run(signal, () => search(req, signal)) : await search(req, signal),
     score: async function* (
       query: string,
       items: StoredItem[],
@@ -103,13 +113,22 @@ export function busPorts(
 }
 
 /** The understander's ports over NATS: the retriever's profiles and name index. */
-export function understandPorts(bus: Bus): UnderstandPorts {
+export function understandPorts(bus: Bus, admission?: Admission): UnderstandPorts {
+  const admitted = <T>(signal: AbortSignal, fn: () => Promise<T>): Promise<T> =>
+    admission ? admission.run(signal, fn) : fn();
   return {
     profiles: async (site, known, signal) =>
-      (await bus.request(contracts.profile, { site: [...site], known }, { signal, timeoutMs: 5_000 }))
-        .profiles,
+      (
+        await admitted(signal, () =>
+          bus.request(contracts.profile, { site: [...site], known }, { signal, timeoutMs: 5_000 }),
+        )
+      ).profiles,
     names: async (site, text, signal) =>
-      (await bus.request(contracts.names, { site: [...site], text }, { signal, timeoutMs: 5_000 })).matches,
+      (
+        await admitted(signal, () =>
+          bus.request(contracts.names, { site: [...site], text }, { signal, timeoutMs: 5_000 }),
+        )
+      ).matches,
   };
 }
 
@@ -117,16 +136,20 @@ export function understandPorts(bus: Bus): UnderstandPorts {
  * Serves `ask.v1.run`: one AskRequest in, NLWeb messages out as a stream. Returns the answer
  * model in use, whose client's counters feed the metrics.
  */
-export function startRouter(bus: Bus, opts: RouterOptions = {}): { model: AnswerModel } {
+export function startRouter(
+  bus: Bus,
+  opts: RouterOptions = {},
+): { model: AnswerModel; admission: Admission } {
   const settings: SearchSettings = { ...defaultSearchSettings, ...opts.search };
   const model = opts.model ?? { llm: llmFromEnv(), prompts: loadPrompts() };
   const tools = opts.tools === undefined ? loadTools() : opts.tools;
   const siteTypes = siteTypesFrom(bus);
+  const admission = new Admission(opts.retrieverConcurrency ?? 16);
   // questions are read against the sites' profiles (opts.understand false: plain text search)
   const understander =
     opts.understand === false
       ? undefined
-      : new Understander(understandPorts(bus), WordNet.get(), { llm: model.llm });
+      : new Understander(understandPorts(bus, admission), WordNet.get(), { llm: model.llm });
   const inactivity = opts.inactivityMs ? { inactivityMs: opts.inactivityMs } : {};
   bus.serveStream(contracts.ask, (req, ctx) => {
     const deadline = answerDeadline(Date.now(), ctx.deadline, opts.queryDeadlineMs);
@@ -155,7 +178,7 @@ export function startRouter(bus: Bus, opts: RouterOptions = {}): { model: Answer
     let tool = req.tool ?? 'search';
     const answer = runAsk(
       req,
-      busPorts(bus, ctx, opts.retrieveTimeoutMs, opts.inactivityMs, understander),
+      busPorts(bus, ctx, opts.retrieveTimeoutMs, opts.inactivityMs, understander, admission),
       ctx.signal,
       deadline === undefined ? settings : { ...settings, rankDeadline: deadline },
       undefined,
@@ -190,12 +213,13 @@ export function startRouter(bus: Bus, opts: RouterOptions = {}): { model: Answer
       }
     })();
   });
-  return { model };
+  return { model, admission };
 }
 
 /**
  * Router settings from the environment (ASKBUS_RANK_BATCH, ASKBUS_CANDIDATES, ASKBUS_COLLATE_MS,
- * ASKBUS_QUERY_DEADLINE_MS, ASKBUS_ROUTER_INACTIVITY_MS, ASKBUS_ROUTER_DEBUG=1,
+ * ASKBUS_QUERY_DEADLINE_MS, ASKBUS_ROUTER_INACTIVITY_MS, ASKBUS_ROUTER_RETRIEVER_CONCURRENCY,
+ * ASKBUS_ROUTER_DEBUG=1,
  * ASKBUS_FAST_TRACK=0; the tools file is ASKBUS_TOOLS).
  */
 export function routerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): RouterOptions {
@@ -218,7 +242,9 @@ export function routerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Rout
   const fastTrack = env.ASKBUS_FAST_TRACK !== '0';
   const queryDeadlineMs = num('ASKBUS_QUERY_DEADLINE_MS');
   const inactivityMs = num('ASKBUS_ROUTER_INACTIVITY_MS');
+  const retrieverConcurrency = num('ASKBUS_ROUTER_RETRIEVER_CONCURRENCY');
   return {
+    ...(retrieverConcurrency ? { retrieverConcurrency } : {}),
     search,
     ...(debug ? { debug } : {}),
     ...(fastTrack ? {} : { fastTrack }),
