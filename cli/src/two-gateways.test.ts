@@ -3,7 +3,8 @@
  * MCP session made on one is served by the other, and only for the key that made it; a stream
  * cut on one resumes on the other with what it missed and what came after; a legacy-SSE POST
  * reaching the other gateway is answered on the first one's stream; a rate limit and a stream
- * cap count the requests of both.
+ * cap count the requests of both. Every service, the gateways too, is its own NATS user with
+ * only the permissions its declaration gives.
  */
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,6 +36,8 @@ async function freePort(): Promise<number> {
 
 async function gateway(): Promise<string> {
   const port = await freePort();
+  const password = system.natsPasswords?.gateway;
+  if (!password) throw new Error('the system runs without NATS users');
   gateways.push(
     await spawnService('gateway', system.natsUrl, {
       PORT: String(port),
@@ -43,6 +46,9 @@ async function gateway(): Promise<string> {
       ASKBUS_API_KEYS: `alice:${ALICE},bob:${BOB},carol:${CAROL},dave:${DAVE}`,
       ASKBUS_RATE_LIMIT_PER_MINUTE: String(RATE_PER_MINUTE),
       ASKBUS_MAX_STREAMS_PER_CLIENT: String(MAX_STREAMS),
+      // As in a deployment: the gateway's own NATS user, with only the permissions it declares.
+      NATS_USER: 'gateway',
+      NATS_PASSWORD: password,
     }),
   );
   return `http://127.0.0.1:${port}`;
@@ -50,7 +56,7 @@ async function gateway(): Promise<string> {
 
 beforeAll(async () => {
   // Each ranking call waits 400 ms, so an answer takes long enough to cut its stream.
-  system = await startDemoSystem({ rankers: 1, rankDelayMs: 400 });
+  system = await startDemoSystem({ rankers: 1, rankDelayMs: 400 }, { natsPermissions: true });
   [A, B] = await Promise.all([gateway(), gateway()]);
 }, 180_000);
 
