@@ -12,7 +12,11 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
 
 const registered = new Set(
-  ['libs/telemetry/src/metrics.ts', 'services/router/src/routing-telemetry.ts'].flatMap((file) =>
+  [
+    'libs/telemetry/src/metrics.ts',
+    'services/router/src/routing-telemetry.ts',
+    'services/router/src/service.ts',
+  ].flatMap((file) =>
     [...readFileSync(join(root, file), 'utf8').matchAll(/name: '(askbus_\w+)'/g)].map((m) => m[1]!),
   ),
 );
