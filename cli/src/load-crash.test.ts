@@ -262,5 +262,6 @@ describe('a retriever killed during a load', () => {
     expect(summary.total).toBe(ITEMS);
     expect(await siteCount('films')).toBe(ITEMS);
     await kill(current);
-  });
+    // A restart plus up to 45 s of retries: more than the default limit on a loaded machine.
+  }, 90_000);
 });
