@@ -7,9 +7,10 @@ import { z } from 'zod';
 /** The client's `initialize` parameters, kept so that another gateway can restore the session. */
 export const McpInitializeParams = z
   .object({
-    protocolVersion: z.string().min(1).max(64),
-    capabilities: z.record(z.string(), z.unknown()),
-    clientInfo: z.object({ name: z.string().max(512), version: z.string().max(128) }).passthrough(),
+    protocolVersion: z.string().max(64),
+    capabilities: z.record(z.string(), z.unknown()).default({}),
+    // The SDK checks the client's info; here it is only kept and handed back to it.
+    clientInfo: z.record(z.string(), z.unknown()).default({}),
   })
   .passthrough();
 export type McpInitializeParams = z.infer<typeof McpInitializeParams>;

@@ -70,6 +70,8 @@ export class AccessControl {
   private readonly rules: AccessRule[] = [];
   /** Tickets for WebSockets opened without headers (see ws-ticket.ts). */
   readonly tickets: WsTickets;
+  /** Told when the shared counters could not be reached (the request is then let through). */
+  onSharedFailure: ((err: unknown) => void) | undefined;
 
   /**
    * `consume`: this gateway's own rate limiter; `shared`: counters every gateway replica on the
@@ -202,8 +204,14 @@ export class AccessControl {
     if (!shared) return this.consume;
     const max = this.config.ratePerMinute;
     return async (key) => {
-      const { count, ttlInSeconds } = await shared.consume(key);
-      return { remaining: Math.max(0, max - count), ttlInSeconds, exceeded: count > max };
+      try {
+        const { count, ttlInSeconds } = await shared.consume(key);
+        return { remaining: Math.max(0, max - count), ttlInSeconds, exceeded: count > max };
+      } catch (err) {
+        // NATS KV out of reach: serve (a limit is a guard, not a reason to refuse everyone).
+        this.onSharedFailure?.(err);
+        return { remaining: max, ttlInSeconds: 60, exceeded: false };
+      }
     };
   }
 
@@ -213,7 +221,14 @@ export class AccessControl {
     if (cap <= 0) return NO_RELEASE;
     const shared = this.shared;
     if (shared) {
-      if (!(await shared.enter(key, cap))) return undefined;
+      let entered: boolean;
+      try {
+        entered = await shared.enter(key, cap);
+      } catch (err) {
+        this.onSharedFailure?.(err);
+        return NO_RELEASE;
+      }
+      if (!entered) return undefined;
       let released = false;
       return () => {
         if (released) return;
@@ -304,6 +319,8 @@ export async function accessLayer(
     };
   }
   const access = new AccessControl(config, consume, shared);
+  access.onSharedFailure = (err) =>
+    app.log.warn({ err: String(err) }, 'shared rate and stream counts unavailable; request let through');
 
   app.addHook('onRequest', async (req, reply) => {
     const target = access.targetOf(req.method, req.url);

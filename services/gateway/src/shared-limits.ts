@@ -8,7 +8,8 @@
  *   expire after two windows.
  * - Streams: one key per client (`s.<client>`) holding each gateway's count and when it last
  *   wrote it; a gateway refreshes its non-zero counts, and counts not refreshed for
- *   STALE_MS are ignored and dropped, so a gateway that died without releasing frees its share.
+ *   a while (StreamShareTiming) are ignored and dropped, so a gateway that died without
+ *   releasing frees its share.
  */
 import { randomUUID } from 'node:crypto';
 import { Kvm } from '@nats-io/kv';
@@ -19,8 +20,12 @@ import { z } from 'zod';
 export const RATE_BUCKET = 'askbus_gateway_rates';
 export const STREAMS_BUCKET = 'askbus_gateway_streams';
 const WINDOW_MS = 60_000;
-const REFRESH_MS = 10_000;
-const STALE_MS = 35_000;
+/** How often a replica rewrites its non-zero stream counts, and when others stop believing them. */
+export interface StreamShareTiming {
+  refreshMs: number;
+  staleMs: number;
+}
+const TIMING: StreamShareTiming = { refreshMs: 10_000, staleMs: 35_000 };
 const MAX_TRIES = 20;
 
 const RateState = z.object({ n: z.number().int().min(0) });
@@ -110,7 +115,7 @@ export class SharedLimits {
   /** Keys of one scope (tests run several independent gateways on one NATS). */
   private readonly prefix: string;
 
-  private constructor(rateKv: KV, streamKv: KV, scope: string) {
+  private constructor(rateKv: KV, streamKv: KV, scope: string, timing: StreamShareTiming) {
     this.prefix = scope ? `${tok(scope)}.` : '';
     this.rates = new CasQueue(rateKv, (e) => {
       const parsed = e ? RateState.safeParse(e.json()) : undefined;
@@ -120,7 +125,7 @@ export class SharedLimits {
       const parsed = e ? StreamState.safeParse(e.json()) : undefined;
       const state = parsed?.success ? parsed.data : {};
       const now = Date.now();
-      for (const [gw, share] of Object.entries(state)) if (now - share.at > STALE_MS) delete state[gw];
+      for (const [gw, share] of Object.entries(state)) if (now - share.at > timing.staleMs) delete state[gw];
       return state;
     });
     this.refresh = setInterval(() => {
@@ -129,12 +134,16 @@ export class SharedLimits {
           .run(`${this.prefix}s.${tok(key)}`, (state) => void (state[this.gateway] = { n, at: Date.now() }))
           .catch(() => undefined);
       }
-    }, REFRESH_MS);
+    }, timing.refreshMs);
     this.refresh.unref();
   }
 
   /** The shared counters, or undefined without JetStream KV (each gateway then counts alone). */
-  static async open(bus: Bus, scope = ''): Promise<SharedLimits | undefined> {
+  static async open(
+    bus: Bus,
+    scope = '',
+    timing: StreamShareTiming = TIMING,
+  ): Promise<SharedLimits | undefined> {
     const kvm = new Kvm(bus.nc);
     const bucket = async (name: string, ttl: number): Promise<KV> => {
       try {
@@ -148,6 +157,7 @@ export class SharedLimits {
         await bucket(RATE_BUCKET, 2 * WINDOW_MS),
         await bucket(STREAMS_BUCKET, 0),
         scope,
+        timing,
       );
     } catch {
       return undefined;
