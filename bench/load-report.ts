@@ -7,6 +7,8 @@ import type { CpuShare } from './load-cpu';
 
 export interface ConfigResult {
   rankers: number;
+  /** Its column's name when it is not "N rankers" (askbus up). */
+  name?: string;
   burst: LoadSummary & {
     wallSeconds: number;
     peakOpen: number;
@@ -70,15 +72,15 @@ function row(label: string, cells: string[]): string {
 export function scenarioTable(s: ScenarioResult, streams: number): string[] {
   const cs = s.configs;
   const base = cs[0]!;
-  const label = (n: number) => `${n} ranker${n === 1 ? '' : 's'}`;
+  const label = (c: ConfigResult) => c.name ?? `${c.rankers} ranker${c.rankers === 1 ? '' : 's'}`;
   const lines = [
     `### ${s.name}: ${s.description}`,
     '',
-    `**Burst**: ${streams} streaming /ask requests opened at once and held until each ends (ratios vs ${label(base.rankers)}).`,
+    `**Burst**: ${streams} streaming /ask requests opened at once and held until each ends (ratios vs ${label(base)}).`,
     '',
     row(
       '',
-      cs.map((c) => label(c.rankers)),
+      cs.map((c) => label(c)),
     ),
     row(
       '---',
@@ -148,7 +150,7 @@ export function scenarioTable(s: ScenarioResult, streams: number): string[] {
       '',
       row(
         '',
-        cs.map((c) => label(c.rankers)),
+        cs.map((c) => label(c)),
       ),
       row(
         '---',
@@ -196,13 +198,13 @@ export function scenarioTable(s: ScenarioResult, streams: number): string[] {
     '',
     `Of the CPU this run's own processes used in the burst, the system process took ` +
       `${cs.map((c) => `${share(c.burst.cpu, 'system')}%`).join(' / ')} and the rankers ` +
-      `${cs.map((c) => `${share(c.burst.cpu, 'rankers')}%`).join(' / ')} (${cs.map((c) => label(c.rankers)).join(' / ')}).`,
+      `${cs.map((c) => `${share(c.burst.cpu, 'rankers')}%`).join(' / ')} (${cs.map((c) => label(c)).join(' / ')}).`,
   );
   const warned = cs.filter((c) => c.childWarnings > 0);
   if (warned.length) {
     lines.push(
       '',
-      `Warnings/errors printed by the services: ${warned.map((c) => `${label(c.rankers)}: ${c.childWarnings}`).join('; ')}.`,
+      `Warnings/errors printed by the services: ${warned.map((c) => `${label(c)}: ${c.childWarnings}`).join('; ')}.`,
     );
   }
   return lines;

@@ -1,7 +1,8 @@
 /**
  * bench:load — 1,000 concurrent SSE streams against the embedded default (local model, embedded
  * index, demo data) on loopback, with 1, 2 and 4 ranker replicas side by side in one run, each
- * on a fresh system with its own nats-server; then a memory soak under steady load.
+ * on a fresh system with its own nats-server, and `askbus up` itself (one process, as a new user
+ * starts it); then a memory soak under steady load.
  *
  * Scenarios: `instant` (the local model scores at once, so CPU is the limit) and `delay` (each
  * ranker call first waits --delay-ms, standing in for a model's latency). Per scenario and
@@ -15,7 +16,7 @@
  *   npm run bench:load -- --soak-minutes 0          comparison only
  *   npm run bench:load -- --quick                   100 streams, 0.5-minute soak
  *   npm run bench:load -- --url http://127.0.0.1:8000   a running system (loopback only; no soak)
- *   npm run bench:load -- --up --soak-minutes 0    the burst under `askbus up` itself (load-up.*)
+ *   npm run bench:load -- --up --soak-minutes 0    only the `askbus up` column (load-up.*)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -96,7 +97,7 @@ for (const s of opts.scenarios) {
   if (s !== 'instant' && s !== 'delay') throw new Error(`--scenarios takes instant and/or delay, not "${s}"`);
 }
 // Smoke runs and runs against a given URL must not overwrite the full run's results.
-const out = args.url ? 'load-url' : args.up ? 'load-up' : quick ? 'load-quick' : 'load';
+const out = args.url ? 'load-url' : quick ? 'load-quick' : args.up ? 'load-up' : 'load';
 const log = (line: string): void => console.log(line);
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
 
@@ -198,18 +199,7 @@ const SCENARIOS = {
 async function runScenario(key: 'instant' | 'delay'): Promise<ScenarioResult> {
   const scenario = SCENARIOS[key]();
   const configs: ConfigResult[] = [];
-  if (args.up) {
-    log(`${scenario.name}, askbus up: starting it`);
-    const system = (current = await startUpSystem({ rankDelayMs: scenario.rankDelayMs }));
-    try {
-      configs.push(await measure(await assertLoopbackUrl(system.url), system.rankers, system));
-    } finally {
-      current = undefined;
-      await system.stop();
-    }
-    return { ...scenario, configs };
-  }
-  for (const rankers of opts.rankers) {
+  for (const rankers of args.up ? [] : opts.rankers) {
     log(`${scenario.name}, ${rankers} ranker${rankers === 1 ? '' : 's'}: starting the system`);
     const system = (current = await startLoadSystem({ rankers, rankDelayMs: scenario.rankDelayMs }));
     try {
@@ -218,6 +208,16 @@ async function runScenario(key: 'instant' | 'delay'): Promise<ScenarioResult> {
       current = undefined;
       await system.stop();
     }
+  }
+  // The same burst against `askbus up` itself: one process, as a new user runs it.
+  log(`${scenario.name}, askbus up: starting it`);
+  const up = (current = await startUpSystem({ rankDelayMs: scenario.rankDelayMs }));
+  try {
+    const result = await measure(await assertLoopbackUrl(up.url), up.rankers, up);
+    configs.push({ ...result, name: 'askbus up' });
+  } finally {
+    current = undefined;
+    await up.stop();
   }
   return { ...scenario, configs };
 }
@@ -287,8 +287,9 @@ async function main(): Promise<void> {
       "Load generator, nats-server and every service share this machine: the client's own CPU is part of the picture.",
     '',
     ...(args.up
-      ? [`- The system is ${UP_PROCESS}; each scenario starts a fresh one.`]
+      ? []
       : [`- A **ranker replica** is ${RANKER_REPLICA}.`, `- The **system process** is ${SYSTEM_PROCESS}.`]),
+    `- The **askbus up** column is ${UP_PROCESS}; each scenario starts a fresh one.`,
     `- Each ranker count gets a fresh system with its own nats-server and data folder, warmed with ${DEMO_QUERIES.length * 2} + ${Math.min(200, opts.streams)} streams first. ` +
       'Burst streams each open a new connection; closed-loop clients reuse theirs (keep-alive).',
     `- Queries: ${DEMO_QUERIES.length} demo queries over movies and cars, round robin; GET /ask?streaming=true, read as SSE. ` +
