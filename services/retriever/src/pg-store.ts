@@ -157,7 +157,8 @@ class SqlBuilder {
  * categories B, other text C; `english` configuration) with a GIN index, and an embedding
  * column with an HNSW index (cosine) for the vector side; both merged by reciprocal-rank
  * fusion as in IndexStore (types a query names come first; IndexStore's numeric intent
- * boosts are not ported). Every write is committed at once, so `persist` has nothing to do.
+ * boosts are not ported). Every write is committed at once; a bulk load builds its indexes
+ * after its rows, at `persist` or the next search.
  */
 export class PgStore {
   readonly vocabulary = new Vocabulary();
@@ -170,6 +171,10 @@ export class PgStore {
   readonly catalog = new SiteCatalog(false);
   /** pgvector 0.8 or later: filtered HNSW scans go on until their LIMIT is filled. */
   private iterativeScans = false;
+  /** A bulk load dropped the GIN and HNSW indexes: buildDeferredIndexes builds them. */
+  private indexesDeferred = false;
+  /** The build of buildDeferredIndexes under way. */
+  private building: Promise<void> | undefined;
   /** Connections whose HNSW settings are made (see onSearchConnection). */
   private readonly searchReady = new WeakSet<pg.PoolClient>();
 
@@ -222,8 +227,7 @@ export class PgStore {
     // each item's facts (path → numbers or strings) for constraints; added to older tables
     await this.pool.query(`ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS facts jsonb`);
     await this.pool.query(`CREATE INDEX IF NOT EXISTS ${t}_site ON ${t} (site, type)`);
-    await this.pool.query(`CREATE INDEX IF NOT EXISTS ${t}_doc ON ${t} USING gin (doc)`);
-    await this.createVectorIndex();
+    await this.createIndexes();
     const cols = await this.pool.query<{ dims: number }>(
       `SELECT atttypmod AS dims FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'embedding'`,
       [t],
@@ -257,6 +261,7 @@ export class PgStore {
       [this.embedder.id],
     );
     if (stale.rows.length) await this.write(stale.rows.map((r) => r.item));
+    await this.buildDeferredIndexes();
   }
 
   async close(): Promise<void> {
@@ -328,8 +333,9 @@ export class PgStore {
    * Embeds and writes rows (insert or replace by URL): multi-row INSERTs of ROWS_PER_INSERT rows,
    * each batch embedded in one call, vectors in binary, and the next batch prepared while the
    * previous one is being written. A bulk load (≥ BULK_REBUILD_MIN rows, and ≥ a sixth of the
-   * table's) drops the HNSW index and builds it again after the rows are in. Searches during such a load
-   * scan the table (still correct, slower); a load cut short leaves the index to `open` to build.
+   * table's) drops the GIN and HNSW indexes and leaves them to `buildDeferredIndexes` — at
+   * `persist` (the last batch of a load), before the next search, or at the next `open` — so a
+   * load in several batches inserts every row without index upkeep and builds each index once.
    */
   private async write(
     items: readonly StoredItem[],
@@ -337,32 +343,48 @@ export class PgStore {
   ): Promise<void> {
     if (items.length === 0) return;
     const before = await this.count();
-    const rebuild = items.length >= BULK_REBUILD_MIN && items.length * 6 >= before;
-    if (rebuild) await this.pool.query(`DROP INDEX IF EXISTS ${this.table}_embedding`);
-    try {
-      let pending: Promise<unknown> | undefined;
-      for (let i = 0; i < items.length; i += ROWS_PER_INSERT) {
-        const batch = items.slice(i, i + ROWS_PER_INSERT);
-        const vectors = await this.embedder.embed(
-          texts.slice(i, i + ROWS_PER_INSERT).map((t) => t.text),
-          'document',
-        );
-        const statement = this.insertStatement(batch, vectors);
-        await pending;
-        pending = this.pool.query(statement.text, statement.values);
-        // awaited on the next turn or after the loop; this only keeps a failure from going unhandled meanwhile
-        pending.catch(() => undefined);
-      }
-      await pending;
-    } finally {
-      if (rebuild) await this.createVectorIndex();
+    if (!this.indexesDeferred && items.length >= BULK_REBUILD_MIN && items.length * 6 >= before) {
+      await this.building;
+      this.indexesDeferred = true;
+      await this.pool.query(`DROP INDEX IF EXISTS ${this.table}_embedding, ${this.table}_doc`);
     }
+    let pending: Promise<unknown> | undefined;
+    for (let i = 0; i < items.length; i += ROWS_PER_INSERT) {
+      const batch = items.slice(i, i + ROWS_PER_INSERT);
+      const vectors = await this.embedder.embed(
+        texts.slice(i, i + ROWS_PER_INSERT).map((t) => t.text),
+        'document',
+      );
+      const statement = this.insertStatement(batch, vectors);
+      await pending;
+      pending = this.pool.query(statement.text, statement.values);
+      // awaited on the next turn or after the loop; this only keeps a failure from going unhandled meanwhile
+      pending.catch(() => undefined);
+    }
+    await pending;
     // As autovacuum would, sooner (PGlite has none): fresh statistics after a write of a tenth of
-    // the table or more, so the planner sees how few rows a site or a word has; and after a bulk
-    // load a VACUUM, which also moves the GIN index's pending list into the index proper — while
-    // rows wait there, keyword searches cost the planner a scan of the list and it takes none.
-    if (rebuild) await this.pool.query(`VACUUM ANALYZE ${this.table}`);
-    else if (items.length * 10 >= before) await this.pool.query(`ANALYZE ${this.table}`);
+    // the table or more, so the planner sees how few rows a site or a word has (after a bulk
+    // load buildDeferredIndexes does it).
+    if (!this.indexesDeferred && items.length * 10 >= before) await this.pool.query(`ANALYZE ${this.table}`);
+  }
+
+  /**
+   * The indexes a bulk load dropped, built over all its rows (GIN, then HNSW), then a VACUUM
+   * ANALYZE: statistics for the planner, and the visibility map that lets it count a site's
+   * rows from the index. Concurrent callers share one build.
+   */
+  private async buildDeferredIndexes(): Promise<void> {
+    if (!this.indexesDeferred) return;
+    this.building ??= (async () => {
+      try {
+        await this.createIndexes();
+        this.indexesDeferred = false;
+        await this.pool.query(`VACUUM ANALYZE ${this.table}`);
+      } finally {
+        this.building = undefined;
+      }
+    })();
+    await this.building;
   }
 
   private insertStatement(batch: readonly StoredItem[], vectors: readonly number[][]): Statement {
@@ -396,11 +418,15 @@ export class PgStore {
     };
   }
 
-  /** The HNSW index (cosine) of the vector side, built with room to keep its graph in memory. */
-  private async createVectorIndex(): Promise<void> {
+  /**
+   * The GIN index of the keyword side and the HNSW index (cosine) of the vector side, when
+   * missing, built with room to keep the HNSW graph in memory.
+   */
+  private async createIndexes(): Promise<void> {
     const client = await this.pool.connect();
     try {
       await client.query(`SET maintenance_work_mem = '256MB'`);
+      await client.query(`CREATE INDEX IF NOT EXISTS ${this.table}_doc ON ${this.table} USING gin (doc)`);
       await client.query(
         `CREATE INDEX IF NOT EXISTS ${this.table}_embedding ON ${this.table} USING hnsw (embedding vector_cosine_ops)`,
       );
@@ -477,6 +503,7 @@ export class PgStore {
    * embedded index ranks them (rankCandidates). Plain questions take the hybrid path of `search`.
    */
   async searchWithOutcome(params: SearchParams): Promise<SearchResult> {
+    await this.buildDeferredIndexes();
     const u = params.understanding;
     const numResults = params.numResults ?? 50;
     const types = [...(params.types ?? []), ...(u?.types ?? [])];
@@ -584,8 +611,10 @@ export class PgStore {
     return q && q.length === 11 ? { quantiles: q.map(Number) } : {};
   }
 
-  /** Nothing to do: every write is already committed. */
-  async persist(): Promise<void> {}
+  /** Every write is already committed: builds the indexes a bulk load left for the end. */
+  async persist(): Promise<void> {
+    await this.buildDeferredIndexes();
+  }
 
   /**
    * The two halves of a plain search as statements: keyword (any of the query's words, ranked by
@@ -644,6 +673,7 @@ export class PgStore {
 
   /** The query plans of a plain search's statements (EXPLAIN), to see which indexes they use. */
   async explainSearch(params: SearchParams): Promise<{ keyword?: string; vector?: string }> {
+    await this.buildDeferredIndexes();
     const { keyword, vector } = await this.searchStatements(params);
     const explain = async (st: Statement | undefined): Promise<string | undefined> =>
       st &&
@@ -657,6 +687,7 @@ export class PgStore {
   }
 
   async search(params: SearchParams): Promise<RetrievedItem[]> {
+    await this.buildDeferredIndexes();
     const statements = await this.searchStatements(params);
     const { numResults } = statements;
     const run = async <R extends pg.QueryResultRow>(st: Statement | undefined): Promise<R[]> =>
