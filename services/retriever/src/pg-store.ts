@@ -48,6 +48,14 @@ const BULK_REBUILD_MIN = 1_000;
  * planner's cost of the index low enough that it takes it from a few thousand rows on.
  */
 const EF_SEARCH = 100;
+/**
+ * A query word whose stem is in at least this share of the searched sites' rows (estimated from
+ * ANALYZE's most common elements of `doc`) is left out of the keyword side while rarer words
+ * remain: as BM25's idf makes it in the embedded index (log 1.1 against ~6 for a rare word),
+ * it adds next to nothing to a rank, and ranking every row it matches (every movie for
+ * "movies") costs a scan of the site.
+ */
+const COMMON_WORD_SHARE = 0.25;
 
 /**
  * A vector in pgvector's binary wire format (int16 dimensions, int16 unused, float4 each, big-endian):
@@ -175,6 +183,10 @@ export class PgStore {
   private indexesDeferred = false;
   /** The build of buildDeferredIndexes under way. */
   private building: Promise<void> | undefined;
+  /** Each stem's share of the rows (ANALYZE's most common elements of `doc`), until the next ANALYZE. */
+  private stemShares: Promise<{ shares: Map<string, number>; rows: number }> | undefined;
+  /** Each query word's stems (`english`), as PostgreSQL makes them. */
+  private readonly stems = new Map<string, string[]>();
   /** Connections whose HNSW settings are made (see onSearchConnection). */
   private readonly searchReady = new WeakSet<pg.PoolClient>();
 
@@ -365,7 +377,10 @@ export class PgStore {
     // As autovacuum would, sooner (PGlite has none): fresh statistics after a write of a tenth of
     // the table or more, so the planner sees how few rows a site or a word has (after a bulk
     // load buildDeferredIndexes does it).
-    if (!this.indexesDeferred && items.length * 10 >= before) await this.pool.query(`ANALYZE ${this.table}`);
+    if (!this.indexesDeferred && items.length * 10 >= before) {
+      await this.pool.query(`ANALYZE ${this.table}`);
+      this.stemShares = undefined;
+    }
   }
 
   /**
@@ -380,6 +395,7 @@ export class PgStore {
         await this.createIndexes();
         this.indexesDeferred = false;
         await this.pool.query(`VACUUM ANALYZE ${this.table}`);
+        this.stemShares = undefined;
       } finally {
         this.building = undefined;
       }
@@ -557,8 +573,12 @@ export class PgStore {
             matched: string | null;
           }
         >(
-          `SELECT url, name, site, type, item, facts, ${rankExpr} AS text_rank, ${windowed ? 'count(*) OVER ()' : 'NULL'} AS matched
-             FROM ${this.table} WHERE ${conds.join(' AND ')} ORDER BY ${orderExpr} DESC NULLS LAST, url LIMIT ${depth}`,
+          // the matching rows narrow (URL, order, count) and LIMITed first; their items, facts and
+          // text rank for the few that are kept
+          `SELECT t.url, t.name, t.site, t.type, t.item, t.facts, ${rankExpr.replace('(doc,', '(t.doc,')} AS text_rank, top.matched
+             FROM (SELECT url, ${orderExpr} AS o, ${windowed ? 'count(*) OVER ()' : 'NULL::bigint'} AS matched
+                     FROM ${this.table} WHERE ${conds.join(' AND ')} ORDER BY o DESC NULLS LAST, url LIMIT ${depth}) top
+             JOIN ${this.table} t ON t.url = top.url ORDER BY top.o DESC NULLS LAST, t.url`,
           where.params,
         ),
         windowed
@@ -631,14 +651,23 @@ export class PgStore {
     const sites = params.site.includes('all') ? null : params.site;
     const types = params.types?.length ? params.types : null;
     const filter = `($2::text[] IS NULL OR site = ANY($2)) AND ($3::text[] IS NULL OR type = ANY($3))`;
-    const words = [
+    const all = [
       ...new Set(tokenize(params.query).filter((w) => !STOPWORDS.has(w) && /^[\p{L}\p{N}]+$/u.test(w))),
     ];
+    const words = await this.withoutCommonWords(all, sites);
+    const common = all.filter((w) => !words.includes(w));
+    // the rows of the common words alone come after the ranked ones, unranked (by URL): their
+    // rank would cost a scan of the site, and BM25 gives them next to nothing
     const keyword = words.length
       ? {
-          text: `SELECT url FROM ${this.table} WHERE doc @@ to_tsquery('english', $1) AND ${filter}
-             ORDER BY ts_rank_cd(doc, to_tsquery('english', $1), 1) DESC, url LIMIT $4`,
-          values: [words.join(' | '), sites, types, depth],
+          text: `SELECT url FROM (
+               (SELECT url, 0 AS part, ts_rank_cd(doc, to_tsquery('english', $1), 1) AS r FROM ${this.table}
+                 WHERE doc @@ to_tsquery('english', $1) AND ${filter} ORDER BY r DESC, url LIMIT $4)
+               UNION ALL
+               (SELECT url, 1, 0 FROM ${this.table} WHERE $5::text IS NOT NULL AND doc @@ to_tsquery('english', $5) AND ${filter}
+                 ORDER BY url LIMIT $4)
+             ) k ORDER BY part, r DESC, url`,
+          values: [words.join(' | '), sites, types, depth, common.length ? common.join(' | ') : null],
         }
       : undefined;
     const [qv] = await this.embedder.embed([params.query], 'query');
@@ -651,6 +680,49 @@ export class PgStore {
         }
       : undefined;
     return { ...(keyword ? { keyword } : {}), ...(vector ? { vector } : {}), numResults };
+  }
+
+  /**
+   * The words less the common ones (COMMON_WORD_SHARE of the sites' rows or more), unless
+   * every word is common. A site's share of a stem is estimated as its share of the table's
+   * rows divided by the sites' share of the table.
+   */
+  private async withoutCommonWords(words: string[], sites: readonly string[] | null): Promise<string[]> {
+    if (words.length < 2) return words;
+    this.stemShares ??= this.pool
+      .query<{ elems: string[] | null; freqs: number[] | null; rows: number | null }>(
+        `SELECT s.most_common_elems::text::text[] AS elems, s.most_common_elem_freqs AS freqs, c.reltuples AS rows
+           FROM pg_class c LEFT JOIN pg_stats s ON s.tablename = c.relname AND s.attname = 'doc' AND s.schemaname = current_schema()
+          WHERE c.oid = $1::regclass`,
+        [this.table],
+      )
+      .then(({ rows: [r] }) => ({
+        shares: new Map((r?.elems ?? []).map((e, i) => [e, Number(r?.freqs?.[i] ?? 0)])),
+        rows: Math.max(0, Number(r?.rows ?? 0)),
+      }));
+    const missing = words.filter((w) => !this.stems.has(w));
+    const [{ shares, rows }, stemmed] = await Promise.all([
+      this.stemShares,
+      missing.length
+        ? this.pool.query<{ w: string; stems: string[] }>(
+            `SELECT w, array(SELECT lexeme FROM unnest(to_tsvector('english', w))) AS stems FROM unnest($1::text[]) w`,
+            [missing],
+          )
+        : undefined,
+    ]);
+    if (this.stems.size > 10_000) this.stems.clear();
+    for (const r of stemmed?.rows ?? []) this.stems.set(r.w, r.stems);
+    if (shares.size === 0 || rows === 0) return words;
+    const siteRows = sites
+      ? sites.reduce((n, site) => n + (this.catalog.profile(site)?.itemCount ?? 0), 0)
+      : rows;
+    const scale = Math.min(1, Math.max(siteRows, 1) / rows);
+    const common = (w: string) => {
+      const st = this.stems.get(w) ?? [];
+      return st.length > 0 && st.every((x) => (shares.get(x) ?? 0) / scale >= COMMON_WORD_SHARE);
+    };
+    const rare = words.filter((w) => !common(w));
+    return rare.length ? rare : words;
   }
 
   /**
@@ -696,7 +768,7 @@ export class PgStore {
       run<{ url: string }>(statements.keyword),
       run<{ url: string; score: number }>(statements.vector),
     ]);
-    const keyword = keywordRows.map((r) => r.url);
+    const keyword = [...new Set(keywordRows.map((r) => r.url))].slice(0, Math.max(100, numResults * 2));
     const vector = vectorRows.filter((r) => r.score >= MIN_VECTOR_SCORE).map((r) => r.url);
 
     const fused = [
