@@ -360,20 +360,30 @@ export class PgStore {
       this.indexesDeferred = true;
       await this.pool.query(`DROP INDEX IF EXISTS ${this.table}_embedding, ${this.table}_doc`);
     }
-    let pending: Promise<unknown> | undefined;
-    for (let i = 0; i < items.length; i += ROWS_PER_INSERT) {
-      const batch = items.slice(i, i + ROWS_PER_INSERT);
-      const vectors = await this.embedder.embed(
-        texts.slice(i, i + ROWS_PER_INSERT).map((t) => t.text),
-        'document',
-      );
-      const statement = this.insertStatement(batch, vectors);
+    // one connection for the load; a bulk one commits without waiting for its WAL to be flushed
+    // (a crash may lose its last statements, never leave a half one): fewer waits on a server
+    const client = await this.pool.connect();
+    const bulk = this.indexesDeferred && items.length >= BULK_REBUILD_MIN;
+    try {
+      if (bulk) await client.query('SET synchronous_commit = off');
+      let pending: Promise<unknown> | undefined;
+      for (let i = 0; i < items.length; i += ROWS_PER_INSERT) {
+        const batch = items.slice(i, i + ROWS_PER_INSERT);
+        const vectors = await this.embedder.embed(
+          texts.slice(i, i + ROWS_PER_INSERT).map((t) => t.text),
+          'document',
+        );
+        const statement = this.insertStatement(batch, vectors);
+        await pending;
+        pending = client.query(statement.text, statement.values);
+        // awaited on the next turn or after the loop; this only keeps a failure from going unhandled meanwhile
+        pending.catch(() => undefined);
+      }
       await pending;
-      pending = this.pool.query(statement.text, statement.values);
-      // awaited on the next turn or after the loop; this only keeps a failure from going unhandled meanwhile
-      pending.catch(() => undefined);
+    } finally {
+      if (bulk) await client.query('RESET synchronous_commit').catch(() => undefined);
+      client.release();
     }
-    await pending;
     // As autovacuum would, sooner (PGlite has none): fresh statistics after a write of a tenth of
     // the table or more, so the planner sees how few rows a site or a word has (after a bulk
     // load buildDeferredIndexes does it).
