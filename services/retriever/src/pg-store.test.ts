@@ -255,6 +255,66 @@ for (const target of targets) {
       }
     }, 120_000);
 
+    it('builds its indexes once after a bulk load, and an incremental load after it finds what one load of all would', async (ctx) => {
+      if (skip) ctx.skip();
+      const some = allMovies.slice(0, 1_300);
+      const indexes = async (t: string): Promise<string[]> => {
+        const c = new pg.Client({ connectionString: server.url });
+        await c.connect();
+        try {
+          const r = await c.query<{ indexname: string }>(
+            `SELECT indexname FROM pg_indexes WHERE tablename = $1 ORDER BY indexname`,
+            [t],
+          );
+          return r.rows.map((x) => x.indexname);
+        } finally {
+          await c.end();
+        }
+      };
+      const [inParts, atOnce] = [`${table}_parts`, `${table}_once`];
+      const parts = await PgStore.open({ connectionString: server.url, table: inParts, maxConnections: 2 });
+      const once = await PgStore.open({ connectionString: server.url, table: atOnce, maxConnections: 2 });
+      try {
+        // a bulk load into the empty table leaves the GIN and HNSW indexes for persist
+        await parts.upsert('movies', some.slice(0, 1_100));
+        expect(await indexes(inParts)).toEqual([`${inParts}_pkey`, `${inParts}_site`]);
+        await parts.persist();
+        expect(await indexes(inParts)).toEqual([
+          `${inParts}_doc`,
+          `${inParts}_embedding`,
+          `${inParts}_pkey`,
+          `${inParts}_site`,
+        ]);
+        // then a few more (each index kept row by row), and a replaced one
+        await parts.upsert('movies', some.slice(1_100));
+        await parts.upsert('movies', [{ ...some[0]!, name: `${some[0]!.name} (restored)` }]);
+        await once.upsert('movies', [{ ...some[0]!, name: `${some[0]!.name} (restored)` }, ...some.slice(1)]);
+        // a search builds what a load left (here without persist)
+        for (const query of [
+          'westerns with clint eastwood',
+          'extraterrestrial invasion',
+          'romantic comedy',
+        ]) {
+          const [a, b] = await Promise.all(
+            [parts, once].map((s) => s.search({ query, site: ['movies'], numResults: 20 })),
+          );
+          expect(
+            a!.map((r) => [r.url, r.name]),
+            query,
+          ).toEqual(b!.map((r) => [r.url, r.name]));
+        }
+        expect(await indexes(atOnce)).toContain(`${atOnce}_embedding`);
+        expect(await parts.count()).toBe(1_300);
+      } finally {
+        const c = new pg.Client({ connectionString: server.url });
+        await c.connect();
+        await c.query(`DROP TABLE IF EXISTS ${inParts}, ${atOnce}`);
+        await c.end();
+        await parts.close();
+        await once.close();
+      }
+    }, 120_000);
+
     it('deletes a site', async (ctx) => {
       if (skip) ctx.skip();
       expect(await store.deleteSite('cars')).toBe(100);

@@ -36,10 +36,11 @@ const MIN_VECTOR_SCORE = 0.08;
 /** Rows a multi-row INSERT carries (11 parameters a row; PostgreSQL takes at most 65,535). */
 const ROWS_PER_INSERT = 500;
 /**
- * A write of at least this many rows, and at least a sixth of the table's, rebuilds the HNSW
- * index after it: pgvector (in PGlite) builds an index about eight times faster a row than it
- * inserts into one (0.55 against 4.3 ms a row), so rebuilding the N + M rows costs less than
- * inserting M once M > N / 7.
+ * A write of at least this many rows, and at least a sixth of the table's, drops the HNSW and
+ * GIN indexes and has them built after the load (see `write`): pgvector (in PGlite) builds an
+ * index about eight times faster a row than it inserts into one (0.55 against 4.3 ms a row), so
+ * rebuilding the N + M rows costs less than inserting M once M > N / 7; GIN upkeep costs about
+ * 0.37 ms a row against 0.02 ms a row to build (30k rows, PGlite), so it follows the same rule.
  */
 const BULK_REBUILD_MIN = 1_000;
 /**
@@ -48,6 +49,14 @@ const BULK_REBUILD_MIN = 1_000;
  * planner's cost of the index low enough that it takes it from a few thousand rows on.
  */
 const EF_SEARCH = 100;
+/**
+ * A query word whose stem is in at least this share of the searched sites' rows (estimated from
+ * ANALYZE's most common elements of `doc`) is left out of the keyword side while rarer words
+ * remain: as BM25's idf makes it in the embedded index (log 1.1 against ~6 for a rare word),
+ * it adds next to nothing to a rank, and ranking every row it matches (every movie for
+ * "movies") costs a scan of the site.
+ */
+const COMMON_WORD_SHARE = 0.25;
 
 /**
  * A vector in pgvector's binary wire format (int16 dimensions, int16 unused, float4 each, big-endian):
@@ -157,7 +166,8 @@ class SqlBuilder {
  * categories B, other text C; `english` configuration) with a GIN index, and an embedding
  * column with an HNSW index (cosine) for the vector side; both merged by reciprocal-rank
  * fusion as in IndexStore (types a query names come first; IndexStore's numeric intent
- * boosts are not ported). Every write is committed at once, so `persist` has nothing to do.
+ * boosts are not ported). Every write is committed at once; a bulk load builds its indexes
+ * after its rows, at `persist` or the next search.
  */
 export class PgStore {
   readonly vocabulary = new Vocabulary();
@@ -170,6 +180,14 @@ export class PgStore {
   readonly catalog = new SiteCatalog(false);
   /** pgvector 0.8 or later: filtered HNSW scans go on until their LIMIT is filled. */
   private iterativeScans = false;
+  /** A bulk load dropped the GIN and HNSW indexes: buildDeferredIndexes builds them. */
+  private indexesDeferred = false;
+  /** The build of buildDeferredIndexes under way. */
+  private building: Promise<void> | undefined;
+  /** Each stem's share of the rows (ANALYZE's most common elements of `doc`), until the next ANALYZE. */
+  private stemShares: Promise<{ shares: Map<string, number>; rows: number }> | undefined;
+  /** Each query word's stems (`english`), as PostgreSQL makes them. */
+  private readonly stems = new Map<string, string[]>();
   /** Connections whose HNSW settings are made (see onSearchConnection). */
   private readonly searchReady = new WeakSet<pg.PoolClient>();
 
@@ -221,9 +239,11 @@ export class PgStore {
     )`);
     // each item's facts (path → numbers or strings) for constraints; added to older tables
     await this.pool.query(`ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS facts jsonb`);
+    // facts uncompressed (out of line when a row is long): a constraint reads them in every row
+    // of a site, several times a row, and each read would decompress them again (twice as slow)
+    await this.pool.query(`ALTER TABLE ${t} ALTER COLUMN facts SET STORAGE EXTERNAL`);
     await this.pool.query(`CREATE INDEX IF NOT EXISTS ${t}_site ON ${t} (site, type)`);
-    await this.pool.query(`CREATE INDEX IF NOT EXISTS ${t}_doc ON ${t} USING gin (doc)`);
-    await this.createVectorIndex();
+    await this.createIndexes();
     const cols = await this.pool.query<{ dims: number }>(
       `SELECT atttypmod AS dims FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'embedding'`,
       [t],
@@ -257,6 +277,7 @@ export class PgStore {
       [this.embedder.id],
     );
     if (stale.rows.length) await this.write(stale.rows.map((r) => r.item));
+    await this.buildDeferredIndexes();
   }
 
   async close(): Promise<void> {
@@ -328,8 +349,9 @@ export class PgStore {
    * Embeds and writes rows (insert or replace by URL): multi-row INSERTs of ROWS_PER_INSERT rows,
    * each batch embedded in one call, vectors in binary, and the next batch prepared while the
    * previous one is being written. A bulk load (≥ BULK_REBUILD_MIN rows, and ≥ a sixth of the
-   * table's) drops the HNSW index and builds it again after the rows are in. Searches during such a load
-   * scan the table (still correct, slower); a load cut short leaves the index to `open` to build.
+   * table's) drops the GIN and HNSW indexes and leaves them to `buildDeferredIndexes` — at
+   * `persist` (the last batch of a load), before the next search, or at the next `open` — so a
+   * load in several batches inserts every row without index upkeep and builds each index once.
    */
   private async write(
     items: readonly StoredItem[],
@@ -337,9 +359,17 @@ export class PgStore {
   ): Promise<void> {
     if (items.length === 0) return;
     const before = await this.count();
-    const rebuild = items.length >= BULK_REBUILD_MIN && items.length * 6 >= before;
-    if (rebuild) await this.pool.query(`DROP INDEX IF EXISTS ${this.table}_embedding`);
+    if (!this.indexesDeferred && items.length >= BULK_REBUILD_MIN && items.length * 6 >= before) {
+      await this.building;
+      this.indexesDeferred = true;
+      await this.pool.query(`DROP INDEX IF EXISTS ${this.table}_embedding, ${this.table}_doc`);
+    }
+    // one connection for the load; a bulk one commits without waiting for its WAL to be flushed
+    // (a crash may lose its last statements, never leave a half one): fewer waits on a server
+    const client = await this.pool.connect();
+    const bulk = this.indexesDeferred && items.length >= BULK_REBUILD_MIN;
     try {
+      if (bulk) await client.query('SET synchronous_commit = off');
       let pending: Promise<unknown> | undefined;
       for (let i = 0; i < items.length; i += ROWS_PER_INSERT) {
         const batch = items.slice(i, i + ROWS_PER_INSERT);
@@ -349,20 +379,42 @@ export class PgStore {
         );
         const statement = this.insertStatement(batch, vectors);
         await pending;
-        pending = this.pool.query(statement.text, statement.values);
+        pending = client.query(statement.text, statement.values);
         // awaited on the next turn or after the loop; this only keeps a failure from going unhandled meanwhile
         pending.catch(() => undefined);
       }
       await pending;
     } finally {
-      if (rebuild) await this.createVectorIndex();
+      if (bulk) await client.query('RESET synchronous_commit').catch(() => undefined);
+      client.release();
     }
     // As autovacuum would, sooner (PGlite has none): fresh statistics after a write of a tenth of
-    // the table or more, so the planner sees how few rows a site or a word has; and after a bulk
-    // load a VACUUM, which also moves the GIN index's pending list into the index proper — while
-    // rows wait there, keyword searches cost the planner a scan of the list and it takes none.
-    if (rebuild) await this.pool.query(`VACUUM ANALYZE ${this.table}`);
-    else if (items.length * 10 >= before) await this.pool.query(`ANALYZE ${this.table}`);
+    // the table or more, so the planner sees how few rows a site or a word has (after a bulk
+    // load buildDeferredIndexes does it).
+    if (!this.indexesDeferred && items.length * 10 >= before) {
+      await this.pool.query(`ANALYZE ${this.table}`);
+      this.stemShares = undefined;
+    }
+  }
+
+  /**
+   * The indexes a bulk load dropped, built over all its rows (GIN, then HNSW), then a VACUUM
+   * ANALYZE: statistics for the planner, and the visibility map that lets it count a site's
+   * rows from the index. Concurrent callers share one build.
+   */
+  private async buildDeferredIndexes(): Promise<void> {
+    if (!this.indexesDeferred) return;
+    this.building ??= (async () => {
+      try {
+        await this.createIndexes();
+        this.indexesDeferred = false;
+        await this.pool.query(`VACUUM ANALYZE ${this.table}`);
+        this.stemShares = undefined;
+      } finally {
+        this.building = undefined;
+      }
+    })();
+    await this.building;
   }
 
   private insertStatement(batch: readonly StoredItem[], vectors: readonly number[][]): Statement {
@@ -396,11 +448,15 @@ export class PgStore {
     };
   }
 
-  /** The HNSW index (cosine) of the vector side, built with room to keep its graph in memory. */
-  private async createVectorIndex(): Promise<void> {
+  /**
+   * The GIN index of the keyword side and the HNSW index (cosine) of the vector side, when
+   * missing, built with room to keep the HNSW graph in memory.
+   */
+  private async createIndexes(): Promise<void> {
     const client = await this.pool.connect();
     try {
       await client.query(`SET maintenance_work_mem = '256MB'`);
+      await client.query(`CREATE INDEX IF NOT EXISTS ${this.table}_doc ON ${this.table} USING gin (doc)`);
       await client.query(
         `CREATE INDEX IF NOT EXISTS ${this.table}_embedding ON ${this.table} USING hnsw (embedding vector_cosine_ops)`,
       );
@@ -477,6 +533,7 @@ export class PgStore {
    * embedded index ranks them (rankCandidates). Plain questions take the hybrid path of `search`.
    */
   async searchWithOutcome(params: SearchParams): Promise<SearchResult> {
+    await this.buildDeferredIndexes();
     const u = params.understanding;
     const numResults = params.numResults ?? 50;
     const types = [...(params.types ?? []), ...(u?.types ?? [])];
@@ -530,8 +587,12 @@ export class PgStore {
             matched: string | null;
           }
         >(
-          `SELECT url, name, site, type, item, facts, ${rankExpr} AS text_rank, ${windowed ? 'count(*) OVER ()' : 'NULL'} AS matched
-             FROM ${this.table} WHERE ${conds.join(' AND ')} ORDER BY ${orderExpr} DESC NULLS LAST, url LIMIT ${depth}`,
+          // the matching rows narrow (URL, order, count) and LIMITed first; their items, facts and
+          // text rank for the few that are kept
+          `SELECT t.url, t.name, t.site, t.type, t.item, t.facts, ${rankExpr.replace('(doc,', '(t.doc,')} AS text_rank, top.matched
+             FROM (SELECT url, ${orderExpr} AS o, ${windowed ? 'count(*) OVER ()' : 'NULL::bigint'} AS matched
+                     FROM ${this.table} WHERE ${conds.join(' AND ')} ORDER BY o DESC NULLS LAST, url LIMIT ${depth}) top
+             JOIN ${this.table} t ON t.url = top.url ORDER BY top.o DESC NULLS LAST, t.url`,
           where.params,
         ),
         windowed
@@ -584,8 +645,10 @@ export class PgStore {
     return q && q.length === 11 ? { quantiles: q.map(Number) } : {};
   }
 
-  /** Nothing to do: every write is already committed. */
-  async persist(): Promise<void> {}
+  /** Every write is already committed: builds the indexes a bulk load left for the end. */
+  async persist(): Promise<void> {
+    await this.buildDeferredIndexes();
+  }
 
   /**
    * The two halves of a plain search as statements: keyword (any of the query's words, ranked by
@@ -602,14 +665,23 @@ export class PgStore {
     const sites = params.site.includes('all') ? null : params.site;
     const types = params.types?.length ? params.types : null;
     const filter = `($2::text[] IS NULL OR site = ANY($2)) AND ($3::text[] IS NULL OR type = ANY($3))`;
-    const words = [
+    const all = [
       ...new Set(tokenize(params.query).filter((w) => !STOPWORDS.has(w) && /^[\p{L}\p{N}]+$/u.test(w))),
     ];
+    const words = await this.withoutCommonWords(all, sites);
+    const common = all.filter((w) => !words.includes(w));
+    // the rows of the common words alone come after the ranked ones, unranked (by URL): their
+    // rank would cost a scan of the site, and BM25 gives them next to nothing
     const keyword = words.length
       ? {
-          text: `SELECT url FROM ${this.table} WHERE doc @@ to_tsquery('english', $1) AND ${filter}
-             ORDER BY ts_rank_cd(doc, to_tsquery('english', $1), 1) DESC, url LIMIT $4`,
-          values: [words.join(' | '), sites, types, depth],
+          text: `SELECT url FROM (
+               (SELECT url, 0 AS part, ts_rank_cd(doc, to_tsquery('english', $1), 1) AS r FROM ${this.table}
+                 WHERE doc @@ to_tsquery('english', $1) AND ${filter} ORDER BY r DESC, url LIMIT $4)
+               UNION ALL
+               (SELECT url, 1, 0 FROM ${this.table} WHERE $5::text IS NOT NULL AND doc @@ to_tsquery('english', $5) AND ${filter}
+                 ORDER BY url LIMIT $4)
+             ) k ORDER BY part, r DESC, url`,
+          values: [words.join(' | '), sites, types, depth, common.length ? common.join(' | ') : null],
         }
       : undefined;
     const [qv] = await this.embedder.embed([params.query], 'query');
@@ -622,6 +694,49 @@ export class PgStore {
         }
       : undefined;
     return { ...(keyword ? { keyword } : {}), ...(vector ? { vector } : {}), numResults };
+  }
+
+  /**
+   * The words less the common ones (COMMON_WORD_SHARE of the sites' rows or more), unless
+   * every word is common. A site's share of a stem is estimated as its share of the table's
+   * rows divided by the sites' share of the table.
+   */
+  private async withoutCommonWords(words: string[], sites: readonly string[] | null): Promise<string[]> {
+    if (words.length < 2) return words;
+    this.stemShares ??= this.pool
+      .query<{ elems: string[] | null; freqs: number[] | null; rows: number | null }>(
+        `SELECT s.most_common_elems::text::text[] AS elems, s.most_common_elem_freqs AS freqs, c.reltuples AS rows
+           FROM pg_class c LEFT JOIN pg_stats s ON s.tablename = c.relname AND s.attname = 'doc' AND s.schemaname = current_schema()
+          WHERE c.oid = $1::regclass`,
+        [this.table],
+      )
+      .then(({ rows: [r] }) => ({
+        shares: new Map((r?.elems ?? []).map((e, i) => [e, Number(r?.freqs?.[i] ?? 0)])),
+        rows: Math.max(0, Number(r?.rows ?? 0)),
+      }));
+    const missing = words.filter((w) => !this.stems.has(w));
+    const [{ shares, rows }, stemmed] = await Promise.all([
+      this.stemShares,
+      missing.length
+        ? this.pool.query<{ w: string; stems: string[] }>(
+            `SELECT w, array(SELECT lexeme FROM unnest(to_tsvector('english', w))) AS stems FROM unnest($1::text[]) w`,
+            [missing],
+          )
+        : undefined,
+    ]);
+    if (this.stems.size > 10_000) this.stems.clear();
+    for (const r of stemmed?.rows ?? []) this.stems.set(r.w, r.stems);
+    if (shares.size === 0 || rows === 0) return words;
+    const siteRows = sites
+      ? sites.reduce((n, site) => n + (this.catalog.profile(site)?.itemCount ?? 0), 0)
+      : rows;
+    const scale = Math.min(1, Math.max(siteRows, 1) / rows);
+    const common = (w: string) => {
+      const st = this.stems.get(w) ?? [];
+      return st.length > 0 && st.every((x) => (shares.get(x) ?? 0) / scale >= COMMON_WORD_SHARE);
+    };
+    const rare = words.filter((w) => !common(w));
+    return rare.length ? rare : words;
   }
 
   /**
@@ -644,6 +759,7 @@ export class PgStore {
 
   /** The query plans of a plain search's statements (EXPLAIN), to see which indexes they use. */
   async explainSearch(params: SearchParams): Promise<{ keyword?: string; vector?: string }> {
+    await this.buildDeferredIndexes();
     const { keyword, vector } = await this.searchStatements(params);
     const explain = async (st: Statement | undefined): Promise<string | undefined> =>
       st &&
@@ -657,6 +773,7 @@ export class PgStore {
   }
 
   async search(params: SearchParams): Promise<RetrievedItem[]> {
+    await this.buildDeferredIndexes();
     const statements = await this.searchStatements(params);
     const { numResults } = statements;
     const run = async <R extends pg.QueryResultRow>(st: Statement | undefined): Promise<R[]> =>
@@ -665,7 +782,7 @@ export class PgStore {
       run<{ url: string }>(statements.keyword),
       run<{ url: string; score: number }>(statements.vector),
     ]);
-    const keyword = keywordRows.map((r) => r.url);
+    const keyword = [...new Set(keywordRows.map((r) => r.url))].slice(0, Math.max(100, numResults * 2));
     const vector = vectorRows.filter((r) => r.score >= MIN_VECTOR_SCORE).map((r) => r.url);
 
     const fused = [
