@@ -9,10 +9,12 @@ import {
   type SearchOutcome,
   type SiteInfo,
   type SiteProfile,
+  type Order,
+  type Target,
   type Understanding,
 } from '@askbus/contracts';
-import { hasStructure, nameKey, SiteCatalog } from '@askbus/understand';
-import { structuredSearch } from './structured-search';
+import { compileConstraints, fitOfValue, hasStructure, nameKey, SiteCatalog } from '@askbus/understand';
+import { structuredSearch, type Selection } from './structured-search';
 import { LocalEmbeddings, Vocabulary, type EmbeddingProvider } from '@askbus/embeddings';
 import { Journal, syncDir, type JournalRecord, type JournalReplay } from './journal';
 import { heldElsewhere, type UpsertOptions, type UpsertResult } from './cross-site';
@@ -171,6 +173,10 @@ export class IndexStore {
   private segments: SegmentInfo[] = [];
   /** Each property's values and numbers → documents, built when a constraint first needs it; dropped on any change. */
   private readonly columns = new Map<string, FactColumn>();
+  /** Every live document (dropped with the columns on any change). */
+  private allDocs: DocSet | undefined;
+  /** Quantiles of orders without the profile's (derived quantities), by target and pool; dropped on any change. */
+  private readonly quantileCache = new Map<string, number[] | undefined>();
   private indexFiles: IndexFiles | undefined;
   private nextSegment = 1;
   private nextGeneration = 1;
@@ -483,9 +489,9 @@ export class IndexStore {
     if (u && hasStructure(u)) {
       return structuredSearch(
         {
-          items: (s, t) => this.itemsOf(s, t),
           facts: (item) => this.catalog.facts(item),
-          narrow: (constraints, s, t) => this.narrow(constraints, s, t),
+          select: (constraints, s, t) => this.select(constraints, s, t),
+          quantiles: (target, s, t) => this.quantiles(target, s, t),
           textRanks: (text, allowed, depth, keywordOnly) =>
             this.textRanks(text, allowed, depth, keywordOnly, sites),
         },
@@ -526,51 +532,114 @@ export class IndexStore {
     return s && t ? DocSet.intersection(s, t) : (s ?? t);
   }
 
+  /** The live documents of these sites and types (every live document when neither is given). */
+  private poolOf(sites: ReadonlySet<string> | undefined, types: ReadonlySet<string> | undefined): DocSet {
+    const filter = this.filterOf(sites, types);
+    if (filter) return filter;
+    if (!this.allDocs) {
+      this.allDocs = new DocSet(this.urls.length);
+      this.urls.forEach((url, doc) => {
+        if (url && this.items.has(url)) this.allDocs!.add(doc);
+      });
+    }
+    return this.allDocs;
+  }
+
   /**
-   * The items that may pass these constraints, from the property columns: a value constraint
-   * takes the documents of its values, a range the documents whose numbers lie in it (by binary
-   * search), intersected with each other and with the site and type sets. Constraints no column
-   * answers (negations, words a value must contain, derived quantities) narrow nothing; every
-   * item returned is still tested.
+   * The items that pass these constraints, exactly, from the property columns: a range on a
+   * property takes the documents with a number in it (by binary search in the sorted numbers),
+   * a derived quantity is computed from the columns' first numbers, a value constraint takes the
+   * documents of its values (the others, when negated); intersected with each other and with
+   * the site and type sets. Constraints no column answers (words a value must contain) are
+   * tested on the items left.
    */
-  private narrow(
+  private select(
     constraints: readonly Constraint[],
     sites: ReadonlySet<string> | undefined,
     types: ReadonlySet<string> | undefined,
-  ): StoredItem[] | undefined {
-    let set: DocSet | undefined;
+  ): Selection {
+    let set = this.poolOf(sites, types);
+    const rest: Constraint[] = [];
     for (const k of constraints) {
-      let docs: DocSet | undefined;
-      if (k.kind === 'range' && 'path' in k.target) {
+      const docs = this.constraintDocs(k, set);
+      if (docs) set = DocSet.intersection(set, docs);
+      else rest.push(k);
+    }
+    if (rest.length) {
+      const passes = compileConstraints(rest);
+      const kept = new DocSet(this.urls.length);
+      for (const doc of set.toArray()) {
+        const item = this.itemOf(doc);
+        if (item && passes(this.catalog.facts(item))) kept.add(doc);
+      }
+      set = kept;
+    }
+    return new ColumnSelection(this.selectionSource, set);
+  }
+
+  /** What a selection reads of the store. */
+  private readonly selectionSource: SelectionSource = {
+    item: (doc) => this.itemOf(doc),
+    url: (doc) => this.urls[doc] ?? '',
+    doc: (url) => this.docOf.get(url),
+    column: (path) => this.column(path),
+  };
+
+  private itemOf(doc: number): StoredItem | undefined {
+    const url = this.urls[doc];
+    return url ? this.items.get(url) : undefined;
+  }
+
+  /** The documents of `pool` that pass one constraint, from the columns; undefined when no column answers it. */
+  private constraintDocs(k: Constraint, pool: DocSet): DocSet | undefined {
+    if (k.kind === 'range') {
+      const docs = new DocSet(this.urls.length);
+      if ('path' in k.target) {
         const col = this.column(k.target.path);
-        docs = new DocSet(this.urls.length);
         let i = k.min === undefined ? 0 : lowerBound(col.nums, k.min);
         for (; i < col.nums.length && (k.max === undefined || col.nums[i]! <= k.max); i++)
-          docs.add(col.numDocs[i]!);
-      } else if (k.kind === 'value' && !k.negated && k.contains.length === 0 && k.values.length > 0) {
-        const col = this.column(k.path);
-        docs = new DocSet(this.urls.length);
-        for (const v of k.values) for (const doc of col.values.get(nameKey(v)) ?? []) docs.add(doc);
+          if (inRange(col.nums[i]!, k)) docs.add(col.numDocs[i]!);
+      } else {
+        const values = derivedValues(k.target, this.selectionSource, pool);
+        for (let i = 0; i < values.docs.length; i++)
+          if (inRange(values.keys[i]!, k)) docs.add(values.docs[i]!);
       }
-      if (docs) set = set ? DocSet.intersection(set, docs) : docs;
+      return docs;
     }
-    if (!set) return undefined;
-    const filter = this.filterOf(sites, types);
-    if (filter) set = DocSet.intersection(set, filter);
-    const out: StoredItem[] = [];
-    for (const doc of set) {
-      const item = this.items.get(this.urls[doc]!);
-      if (item) out.push(item);
-    }
+    if (k.contains.length > 0 || k.values.length === 0) return undefined;
+    const col = this.column(k.path);
+    const hits = new DocSet(this.urls.length);
+    for (const v of k.values) for (const doc of col.values.get(nameKey(v)) ?? []) hits.add(doc);
+    if (!k.negated) return hits;
+    const others = new DocSet(this.urls.length);
+    for (const doc of pool.toArray()) if (!hits.has(doc)) others.add(doc);
+    return others;
+  }
+
+  /** 11 quantiles of a target's numbers over the items of these sites and types (kept until a change). */
+  private quantiles(
+    target: Target,
+    sites: ReadonlySet<string> | undefined,
+    types: ReadonlySet<string> | undefined,
+  ): number[] | undefined {
+    const key = JSON.stringify([target, sites && [...sites].sort(), types && [...types].sort()]);
+    if (this.quantileCache.has(key)) return this.quantileCache.get(key);
+    const { keys } = derivedValues(target, this.selectionSource, this.poolOf(sites, types));
+    const out = sortedQuantiles(keys.filter((v) => Number.isFinite(v)).sort());
+    this.quantileCache.set(key, out);
     return out;
   }
 
-  /** A property's column: documents by value key, and numbers sorted with their documents. */
+  /**
+   * A property's column: documents by value key, every number sorted with its document, each
+   * document's first number (what orders and derived quantities use) and the documents by it.
+   */
   private column(path: string): FactColumn {
     let col = this.columns.get(path);
     if (col) return col;
     const values = new Map<string, number[]>();
     const pairs: Array<[number, number]> = [];
+    const first = new Float64Array(this.urls.length).fill(NaN);
     this.urls.forEach((url, doc) => {
       const item = url ? this.items.get(url) : undefined;
       if (!item) return;
@@ -581,48 +650,46 @@ export class IndexStore {
           if (list) list.push(doc);
           else values.set(key, [doc]);
         }
-        if (f.num !== undefined) pairs.push([f.num, doc]);
+        if (f.num !== undefined) {
+          pairs.push([f.num, doc]);
+          if (Number.isNaN(first[doc]!)) first[doc] = f.num;
+        }
       }
     });
     pairs.sort((a, b) => a[0] - b[0]);
+    const withFirst: number[] = [];
+    first.forEach((v, doc) => {
+      if (!Number.isNaN(v)) withFirst.push(doc);
+    });
     col = {
       values,
       nums: Float64Array.from(pairs, (p) => p[0]),
       numDocs: Uint32Array.from(pairs, (p) => p[1]),
+      first,
+      order: Uint32Array.from(withFirst).sort((a, b) => first[a]! - first[b]! || a - b),
     };
     this.columns.set(path, col);
     return col;
   }
 
-  private *itemsOf(
-    sites: ReadonlySet<string> | undefined,
-    types: ReadonlySet<string> | undefined,
-  ): Iterable<StoredItem> {
-    const filter = this.filterOf(sites, types);
-    if (!filter) {
-      yield* this.items.values();
-      return;
-    }
-    for (const doc of filter) {
-      const item = this.items.get(this.urls[doc]!);
-      if (item) yield item;
-    }
-  }
-
   /** URLs ranked by the hybrid text search among `allowed`. */
   private async textRanks(
     text: string,
-    allowed: ReadonlySet<string>,
+    allowed: ReadonlySet<string> | Selection,
     depth: number,
     keywordOnly = false,
     sites?: ReadonlySet<string>,
   ): Promise<string[]> {
     const parsed = this.withoutSiteWords(parseQuery(text), sites);
     if (parsed.searchTerms.length === 0) return [];
-    const filter = new DocSet(this.urls.length);
-    for (const url of allowed) {
-      const doc = this.docOf.get(url);
-      if (doc !== undefined) filter.add(doc);
+    let filter: DocSet;
+    if (allowed instanceof ColumnSelection) filter = allowed.docs;
+    else {
+      filter = new DocSet(this.urls.length);
+      for (const url of allowed as ReadonlySet<string>) {
+        const doc = this.docOf.get(url);
+        if (doc !== undefined) filter.add(doc);
+      }
     }
     const keyword = this.keyword.search(parsed.searchTerms, depth, filter).map((h) => this.urls[h.doc]!);
     const vector = keywordOnly ? [] : await this.vectorSearch(text, filter, depth);
@@ -768,6 +835,8 @@ export class IndexStore {
 
   private applyUpsert(items: readonly StoredItem[], vectors: readonly number[][]): void {
     this.columns.clear();
+    this.allDocs = undefined;
+    this.quantileCache.clear();
     const docs: number[] = [];
     const docVectors: number[][] = [];
     items.forEach((item, n) => {
@@ -811,6 +880,8 @@ export class IndexStore {
 
   private applyDeleteSite(site: string): number {
     this.columns.clear();
+    this.allDocs = undefined;
+    this.quantileCache.clear();
     const docs = this.siteDocs.get(site);
     if (!docs) return 0;
     let deleted = 0;
@@ -985,11 +1056,163 @@ export class IndexStore {
   }
 }
 
-/** One property's values and numbers, for narrowing structured searches. */
-interface FactColumn {
+/** One property's values and numbers, for structured searches. */
+export interface FactColumn {
+  /** Documents by value key (nameKey). */
   values: Map<string, number[]>;
+  /** Every number of the property, ascending, and its document. */
   nums: Float64Array;
   numDocs: Uint32Array;
+  /** Each document's first number (what orders and derived quantities use); NaN when it has none. */
+  first: Float64Array;
+  /** The documents that have a first number, by it ascending (ties: lower document first). */
+  order: Uint32Array;
+}
+
+/** What a selection reads of the store. */
+export interface SelectionSource {
+  item(doc: number): StoredItem | undefined;
+  url(doc: number): string;
+  doc(url: string): number | undefined;
+  column(path: string): FactColumn;
+}
+
+/** A target's number of a document (targetValue over the columns' first numbers); undefined without it. */
+export function targetReader(target: Target, src: SelectionSource): (doc: number) => number | undefined {
+  if ('path' in target) {
+    const first = src.column(target.path).first;
+    return (doc) => {
+      const v = first[doc];
+      return v === undefined || Number.isNaN(v) ? undefined : v;
+    };
+  }
+  const a = src.column(target.derived.a).first;
+  const b = src.column(target.derived.b).first;
+  const op = target.derived.op;
+  return (doc) => {
+    const x = a[doc];
+    const y = b[doc];
+    if (x === undefined || y === undefined || Number.isNaN(x) || Number.isNaN(y)) return undefined;
+    if (op === 'difference') return x - y;
+    if (op === 'sum') return x + y;
+    if (op === 'ratio') return y === 0 ? undefined : x / y;
+    return Math.abs(x - y);
+  };
+}
+
+/** quantilesOf (11 quantiles: 0, 10 … 100 %) of numbers already sorted ascending. */
+function sortedQuantiles(sorted: Float64Array): number[] | undefined {
+  if (sorted.length === 0) return undefined;
+  const out: number[] = [];
+  for (let i = 0; i <= 10; i++) {
+    const at = (sorted.length - 1) * (i / 10);
+    const lo = Math.floor(at);
+    const hi = Math.ceil(at);
+    out.push(sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (at - lo));
+  }
+  return out;
+}
+
+/** A target's number (a property's first number, or a derived quantity) of the documents of `pool` that have it, from the columns. */
+export function derivedValues(
+  target: Target,
+  src: SelectionSource,
+  pool: DocSet,
+): { docs: Uint32Array; keys: Float64Array } {
+  const read = targetReader(target, src);
+  const all = pool.toArray();
+  const docs = new Uint32Array(all.length);
+  const keys = new Float64Array(all.length);
+  let n = 0;
+  for (let i = 0; i < all.length; i++) {
+    const v = read(all[i]!);
+    if (v === undefined) continue;
+    docs[n] = all[i]!;
+    keys[n++] = v;
+  }
+  return { docs: docs.subarray(0, n), keys: keys.subarray(0, n) };
+}
+
+/** Items passing a question's constraints, as a set of documents over the store's columns. */
+export class ColumnSelection implements Selection {
+  constructor(
+    private readonly src: SelectionSource,
+    readonly docs: DocSet,
+  ) {}
+
+  get count(): number {
+    return this.docs.size;
+  }
+
+  items(): StoredItem[] {
+    const out: StoredItem[] = [];
+    for (const doc of this.docs.toArray()) {
+      const item = this.src.item(doc);
+      if (item) out.push(item);
+    }
+    return out;
+  }
+
+  get(url: string): StoredItem | undefined {
+    const doc = this.src.doc(url);
+    return doc !== undefined && this.docs.has(doc) ? this.src.item(doc) : undefined;
+  }
+
+  fits(orders: readonly Order[]): { urls: string[]; fits: Float64Array } {
+    const readers = orders.map((o) => targetReader(o.target, this.src));
+    const urls: string[] = [];
+    const fits: number[] = [];
+    for (const doc of this.docs.toArray()) {
+      let sum = 0;
+      orders.forEach((o, i) => {
+        const v = readers[i]!(doc);
+        sum += v === undefined ? 0 : fitOfValue(o, v);
+      });
+      urls.push(this.src.url(doc));
+      fits.push(orders.length ? sum / orders.length : 1);
+    }
+    return { urls, fits: Float64Array.from(fits) };
+  }
+
+  best(target: Target, direction: 'asc' | 'desc', n: number): Array<{ item: StoredItem; sortKey: number }> {
+    const sign = direction === 'desc' ? 1 : -1;
+    const picked: Array<{ doc: number; sortKey: number }> = [];
+    if ('path' in target) {
+      // the column's documents by their number: walked from the best end, only the selected kept
+      const col = this.src.column(target.path);
+      const order = col.order;
+      const len = order.length;
+      for (let i = 0; i < len; i++) {
+        const doc = order[direction === 'desc' ? len - 1 - i : i]!;
+        if (!this.docs.has(doc)) continue;
+        const sortKey = sign * col.first[doc]!;
+        if (picked.length >= n && sortKey !== picked[picked.length - 1]!.sortKey) break;
+        picked.push({ doc, sortKey });
+      }
+    } else {
+      const { docs, keys } = derivedValues(target, this.src, this.docs);
+      if (sign < 0) for (let i = 0; i < keys.length; i++) keys[i] = -keys[i]!;
+      let floor = -Infinity;
+      if (keys.length > n && n > 0) {
+        const sorted = Float64Array.from(keys).sort();
+        floor = sorted[sorted.length - n]!;
+      }
+      for (let i = 0; i < docs.length; i++)
+        if (keys[i]! >= floor) picked.push({ doc: docs[i]!, sortKey: keys[i]! });
+    }
+    const out: Array<{ item: StoredItem; sortKey: number }> = [];
+    for (const p of picked) {
+      const item = this.src.item(p.doc);
+      if (item) out.push({ item, sortKey: p.sortKey });
+    }
+    return out;
+  }
+}
+
+function inRange(v: number, k: Extract<Constraint, { kind: 'range' }>): boolean {
+  if (k.min !== undefined && (k.minInclusive ? v < k.min : v <= k.min)) return false;
+  if (k.max !== undefined && (k.maxInclusive ? v > k.max : v >= k.max)) return false;
+  return true;
 }
 
 /** The first index whose number is at least `min`. */
