@@ -68,6 +68,11 @@ export class NameIndex {
     return this.byUrl.size;
   }
 
+  /** Every entry, in the order added (`add` them again to rebuild the index). */
+  entries(): IndexedName[] {
+    return [...this.byUrl.values()];
+  }
+
   add(entry: IndexedName): void {
     this.remove(entry.url);
     const key = nameKey(entry.name);

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Order, StoredItem, Target } from '@askbus/contracts';
 import { DocSet } from '@askbus/search-core';
-import { fitOfValue } from '@askbus/understand';
-import { ColumnSelection, type FactColumn, type SelectionSource } from './index-store';
+import { fitOfValue, type Fact } from '@askbus/understand';
+import { FactColumns, type FactColumn } from './columns';
+import { ColumnSelection, type SelectionSource } from './index-store';
 import { contenders } from './structured-search';
 
 /**
@@ -156,5 +157,44 @@ describe('contenders', () => {
       .slice(0, 20)
       .map((x) => x.u);
     expect(kept.filter((u) => !ranked.has(u) && !named.has(u)).sort()).toEqual(others.sort());
+  });
+});
+
+describe('FactColumns', () => {
+  it('reads back what it wrote: the same columns, and keeps growing after', () => {
+    const rnd = random(5);
+    const cols = new FactColumns();
+    const fact = (path: string, f: Partial<Fact>): Fact => ({
+      path,
+      label: path,
+      context: '',
+      kind: 'number',
+      ...f,
+    });
+    for (let doc = 0; doc < 2_000; doc++) {
+      const facts = new Map<string, Fact[]>();
+      if (rnd() < 0.8)
+        facts.set('n', [fact('n', { num: Math.round(rnd() * 100) }), fact('n', { num: rnd() })]);
+      if (rnd() < 0.5)
+        facts.set('s', [fact('s', { kind: 'string', str: ['Red', 'Green', 'Dark Blue'][doc % 3]! })]);
+      if (rnd() < 0.3) facts.set('odd', [fact('odd', { num: -doc, str: `x${doc % 7}` })]);
+      cols.add(doc, facts);
+    }
+    const loaded = FactColumns.load(cols.serialize());
+    expect(loaded.paths.sort()).toEqual(cols.paths.sort());
+    for (const path of cols.paths) {
+      const a = cols.column(path);
+      const b = loaded.column(path);
+      expect([...b.nums]).toEqual([...a.nums]);
+      expect([...b.numDocs]).toEqual([...a.numDocs]);
+      expect([...b.order]).toEqual([...a.order]);
+      expect([...b.first]).toEqual([...a.first]);
+      expect([...b.values]).toEqual([...a.values]);
+    }
+    loaded.add(2_000, new Map([['n', [fact('n', { num: 1e9 })]]]));
+    const n = loaded.column('n');
+    expect(n.order[n.order.length - 1]).toBe(2_000);
+    expect(n.nums[n.nums.length - 1]).toBe(1e9);
+    expect(() => FactColumns.load(Buffer.from('broken'))).toThrow();
   });
 });

@@ -13,9 +13,21 @@ import {
   type Target,
   type Understanding,
 } from '@askbus/contracts';
-import { compileConstraints, fitOfValue, hasStructure, nameKey, SiteCatalog } from '@askbus/understand';
+import {
+  compileConstraints,
+  fitOfValue,
+  hasStructure,
+  nameKey,
+  SiteCatalog,
+  type CatalogSnapshot,
+} from '@askbus/understand';
 import { structuredSearch, type Selection } from './structured-search';
-import { LocalEmbeddings, Vocabulary, type EmbeddingProvider } from '@askbus/embeddings';
+import {
+  LocalEmbeddings,
+  Vocabulary,
+  type EmbeddingProvider,
+  type VocabularySnapshot,
+} from '@askbus/embeddings';
 import { Journal, syncDir, type JournalRecord, type JournalReplay } from './journal';
 import { heldElsewhere, type UpsertOptions, type UpsertResult } from './cross-site';
 import { reciprocalRankFusion, VectorIndex } from './vectors';
@@ -28,15 +40,18 @@ import {
   stem,
   type ParsedQuery,
 } from '@askbus/search-core';
+import { FactColumns, type FactColumn } from './columns';
 import {
   codesFile,
   docsFile,
   graphFile,
+  INDEX_FILES_FORMAT,
   INDEX_FORMAT,
   keywordFile,
   LAYOUT_FILE,
   Manifest,
   MANIFEST_FILE,
+  packSections,
   readSegment,
   segmentChunks,
   segmentFile,
@@ -44,6 +59,7 @@ import {
   type IndexFiles,
   type SegmentInfo,
   type SegmentRecord,
+  unpackSections,
 } from './segments';
 
 /** What one search asks (SearchRequest after parsing; numResults defaults to 50). */
@@ -103,6 +119,19 @@ const LegacyItems = z.object({
   journal: z.number().int().nonnegative().optional(),
 });
 
+/** The catalog file of an index generation: profiles and names, the vocabulary, and how many items they count. */
+interface SavedCatalog {
+  items: number;
+  catalog: CatalogSnapshot;
+  vocabulary: VocabularySnapshot;
+}
+const SavedCatalog = z.object({
+  items: z.number().int().nonnegative(),
+  // written by this store with its index: shapes checked by the classes that read them
+  catalog: z.custom<CatalogSnapshot>((v) => !!v && typeof v === 'object' && 'profiles' in v && 'names' in v),
+  vocabulary: z.custom<VocabularySnapshot>((v) => !!v && typeof v === 'object' && 'counts' in v),
+});
+
 /** RRF constant and list weights: the keyword list leads, the vector list adds what words miss. */
 const RRF_K = 60;
 const KEYWORD_WEIGHT = 1;
@@ -143,7 +172,15 @@ interface Snapshot {
   /** Segments the manifest lists after this snapshot (the new one included). */
   segments: SegmentInfo[];
   /** New index files (the graph is written already, under a temp name). */
-  index: { files: IndexFiles; docs: string; keyword: Buffer; codes: Buffer | undefined } | undefined;
+  index:
+    | {
+        files: IndexFiles;
+        docs: string;
+        /** The postings, the fact columns and the catalog, as sections of one file. */
+        keyword: Buffer[];
+        codes: Buffer | undefined;
+      }
+    | undefined;
   /** The index files the manifest names after this snapshot. */
   indexFiles: IndexFiles | undefined;
 }
@@ -172,7 +209,8 @@ export class IndexStore {
   private dirty = new Map<string, StoredItem | null>();
   private segments: SegmentInfo[] = [];
   /** Each property's values and numbers → documents, built when a constraint first needs it; dropped on any change. */
-  private readonly columns = new Map<string, FactColumn>();
+  /** Every indexed item's facts as columns (columns.ts), kept as items are indexed and saved with the indexes. */
+  private factColumns = new FactColumns();
   /** Every live document (dropped with the columns on any change). */
   private allDocs: DocSet | undefined;
   /** Quantiles of orders without the profile's (derived quantities), by target and pool; dropped on any change. */
@@ -192,7 +230,7 @@ export class IndexStore {
   private _vectorsFrom: 'disk' | 'computed' | 'none' = 'none';
   readonly vocabulary = new Vocabulary();
   /** Each site's profile, the names index and every item's facts, kept with the items. */
-  readonly catalog = new SiteCatalog(true);
+  readonly catalog = new SiteCatalog(false);
   readonly embedder: EmbeddingProvider | undefined;
   private vectors: VectorIndex | undefined;
 
@@ -258,46 +296,38 @@ export class IndexStore {
     this.nextSegment = Math.max(0, ...manifest.segments.map((s) => s.id)) + 1;
     this.nextGeneration = (manifest.index?.generation ?? 0) + 1;
 
-    // the items: every segment in order, later ones winning; which URLs changed after the indexes
+    // the items the indexes were written with: the segments through theirs, later ones winning
     const through = manifest.index?.throughSegment ?? -1;
-    const changedAfter = new Set<string>();
-    for (const seg of manifest.segments) {
-      const after = seg.id > through;
-      await readSegment(join(dir, segmentFile(seg.id)), seg.bytes, (r) => {
-        if ('deleted' in r) {
-          this.items.delete(r.deleted);
-          if (after) changedAfter.add(r.deleted);
-        } else {
-          this.items.set(r.url, r);
-          if (after) changedAfter.add(r.url);
-        }
+    const readInto = (seg: SegmentInfo): Promise<number> =>
+      readSegment(join(dir, segmentFile(seg.id)), seg.bytes, (r) => {
+        if ('deleted' in r) this.items.delete(r.deleted);
+        else this.items.set(r.url, r);
       });
-    }
-    for (const item of this.items.values()) {
-      this.catalog.add(item);
-      const { text, categories } = embeddingText(item);
-      this.vocabulary.observe(text, categories);
-    }
+    for (const seg of manifest.segments) if (seg.id <= through) await readInto(seg);
 
     const loaded = await this.loadIndexes(dir, manifest.index);
     if (loaded) {
-      // drop what changed after the indexes were written, then index it as it is now
-      const again: StoredItem[] = [];
+      // the indexes, columns, profiles and vocabulary are read as written: nothing is analysed
+      // again but what changed after them (later segments), applied as those changes were
       this.urls.forEach((url, doc) => {
         if (!url) return;
         const item = this.items.get(url);
-        if (!item || changedAfter.has(url)) this.dropDoc(doc, undefined);
-        else this.addFilters(doc, item);
+        if (item) this.addFilters(doc, item);
+        else this.dropDoc(doc, undefined);
       });
-      for (const url of changedAfter) {
-        const item = this.items.get(url);
-        if (item && !this.docOf.has(url)) again.push(item);
+      for (const seg of manifest.segments) {
+        if (seg.id <= through) continue;
+        const records: SegmentRecord[] = [];
+        await readSegment(join(dir, segmentFile(seg.id)), seg.bytes, (r) => records.push(r));
+        await this.applyRecords(records);
       }
-      await this.indexItems(again);
+      // those changes are in the segments already
+      this.dirty.clear();
       this.indexFiles = manifest.index;
       this._openedFrom = 'disk';
       return { journalGeneration: manifest.journal, needsSnapshot: this._vectorsFrom === 'computed' };
     }
+    for (const seg of manifest.segments) if (seg.id > through) await readInto(seg);
     await this.rebuildIndexes();
     this._openedFrom = 'rebuilt';
     return { journalGeneration: manifest.journal, needsSnapshot: true };
@@ -317,9 +347,6 @@ export class IndexStore {
     for (const item of saved.items) {
       this.items.set(item.url, item);
       this.dirty.set(item.url, item);
-      this.catalog.add(item);
-      const { text: t, categories } = embeddingText(item);
-      this.vocabulary.observe(t, categories);
     }
     await this.rebuildIndexes();
     this._openedFrom = 'rebuilt';
@@ -328,13 +355,24 @@ export class IndexStore {
 
   /** Reads the index files the manifest names; false when they are missing, stale or damaged. */
   private async loadIndexes(dir: string, files: IndexFiles | undefined): Promise<boolean> {
-    if (!files || files.analyzer !== ANALYZER_VERSION) return false;
+    if (!files || files.analyzer !== ANALYZER_VERSION || files.format !== INDEX_FILES_FORMAT) return false;
     try {
       const docsBytes = await readFile(join(dir, docsFile(files.generation)));
       const urls = z.array(z.string()).parse(JSON.parse(docsBytes.toString('utf8')));
-      const keyword = KeywordIndex.load(await readFile(join(dir, keywordFile(files.generation))));
+      // the keyword file: the postings, the fact columns, the catalog and vocabulary
+      const [postings, columnBytes, catalogBytes] = unpackSections(
+        await readFile(join(dir, keywordFile(files.generation))),
+        3,
+      ) as [Buffer, Buffer, Buffer];
+      const keyword = KeywordIndex.load(postings);
       for (let doc = 0; doc < urls.length; doc++)
         if (urls[doc] && !keyword.has(doc)) throw new Error('keyword index misses documents');
+      const columns = FactColumns.load(columnBytes);
+      const saved = SavedCatalog.parse(JSON.parse(catalogBytes.toString('utf8')));
+      if (saved.items !== this.items.size) throw new Error('the catalog is of other items');
+      this.catalog.restore(saved.catalog);
+      this.vocabulary.restore(saved.vocabulary);
+      this.factColumns = columns;
       this.keyword = keyword;
       this.urls = urls;
       urls.forEach((url, doc) => {
@@ -346,6 +384,7 @@ export class IndexStore {
       this.docOf.clear();
       return false;
     }
+    this.invalidate();
     const vectors = this.vectors;
     if (!vectors || !this.embedder) return true;
     let fromDisk = false;
@@ -376,6 +415,10 @@ export class IndexStore {
 
   /** Indexes every item from scratch. */
   private async rebuildIndexes(): Promise<void> {
+    this.catalog.restore({ profiles: [], names: [] });
+    this.vocabulary.restore({ docs: 0, changes: this.vocabulary.version, counts: [], categories: [] });
+    this.factColumns = new FactColumns();
+    this.invalidate();
     this.keyword = new KeywordIndex();
     this.urls = [];
     this.docOf.clear();
@@ -387,13 +430,16 @@ export class IndexStore {
     if (this.vectors) this._vectorsFrom = 'computed';
   }
 
-  /** Numbers items that have no document and puts them in every index (items already in `items`). */
+  /** Numbers items that have no document and puts them in every index, the catalog and the vocabulary (items already in `items`). */
   private async indexItems(items: readonly StoredItem[]): Promise<void> {
     const docs: number[] = [];
     for (const item of items) {
       const doc = this.urls.length;
       this.urls.push(item.url);
       this.docOf.set(item.url, doc);
+      this.factColumns.add(doc, this.catalog.add(item));
+      const { text, categories } = embeddingText(item);
+      this.vocabulary.observe(text, categories);
       this.keyword.add(doc, flattenItem(item));
       this.addFilters(doc, item);
       docs.push(doc);
@@ -431,6 +477,27 @@ export class IndexStore {
     }
     this.urls[doc] = '';
     if (this.docOf.get(url) === doc) this.docOf.delete(url);
+  }
+
+  /** Applies a later segment's lines on open, as the changes they record were applied (upserts in batches, deletions). */
+  private async applyRecords(records: readonly SegmentRecord[]): Promise<void> {
+    let batch: StoredItem[] = [];
+    const flush = async (): Promise<void> => {
+      if (batch.length === 0) return;
+      const items = latestByUrl(batch);
+      batch = [];
+      this.applyUpsert(items, await this.embedDocuments(items));
+    };
+    for (const r of records) {
+      if ('deleted' in r) {
+        await flush();
+        this.applyDelete(r.deleted);
+      } else {
+        batch.push(r);
+        if (batch.length >= EMBED_BATCH) await flush();
+      }
+    }
+    await flush();
   }
 
   /** Applies one journaled change again on open (it is on disk already). */
@@ -606,10 +673,15 @@ export class IndexStore {
       }
       return docs;
     }
-    if (k.contains.length > 0 || k.values.length === 0) return undefined;
     const col = this.column(k.path);
     const hits = new DocSet(this.urls.length);
     for (const v of k.values) for (const doc of col.values.get(nameKey(v)) ?? []) hits.add(doc);
+    if (k.contains.length > 0) {
+      // values holding the words in sequence (as compileConstraints tests them)
+      const seqs = k.contains.map((seq) => ` ${seq.join(' ')} `);
+      for (const [key, docs] of col.values)
+        if (seqs.some((q) => ` ${key} `.includes(q))) for (const doc of docs) hits.add(doc);
+    }
     if (!k.negated) return hits;
     const others = new DocSet(this.urls.length);
     for (const doc of pool.toArray()) if (!hits.has(doc)) others.add(doc);
@@ -630,46 +702,8 @@ export class IndexStore {
     return out;
   }
 
-  /**
-   * A property's column: documents by value key, every number sorted with its document, each
-   * document's first number (what orders and derived quantities use) and the documents by it.
-   */
   private column(path: string): FactColumn {
-    let col = this.columns.get(path);
-    if (col) return col;
-    const values = new Map<string, number[]>();
-    const pairs: Array<[number, number]> = [];
-    const first = new Float64Array(this.urls.length).fill(NaN);
-    this.urls.forEach((url, doc) => {
-      const item = url ? this.items.get(url) : undefined;
-      if (!item) return;
-      for (const f of this.catalog.facts(item).get(path) ?? []) {
-        if (f.str !== undefined) {
-          const key = nameKey(f.str);
-          const list = values.get(key);
-          if (list) list.push(doc);
-          else values.set(key, [doc]);
-        }
-        if (f.num !== undefined) {
-          pairs.push([f.num, doc]);
-          if (Number.isNaN(first[doc]!)) first[doc] = f.num;
-        }
-      }
-    });
-    pairs.sort((a, b) => a[0] - b[0]);
-    const withFirst: number[] = [];
-    first.forEach((v, doc) => {
-      if (!Number.isNaN(v)) withFirst.push(doc);
-    });
-    col = {
-      values,
-      nums: Float64Array.from(pairs, (p) => p[0]),
-      numDocs: Uint32Array.from(pairs, (p) => p[1]),
-      first,
-      order: Uint32Array.from(withFirst).sort((a, b) => first[a]! - first[b]! || a - b),
-    };
-    this.columns.set(path, col);
-    return col;
+    return this.factColumns.column(path);
   }
 
   /** URLs ranked by the hybrid text search among `allowed`. */
@@ -833,10 +867,14 @@ export class IndexStore {
     );
   }
 
-  private applyUpsert(items: readonly StoredItem[], vectors: readonly number[][]): void {
-    this.columns.clear();
+  /** Forgets what was derived from the items (kept until the next change). */
+  private invalidate(): void {
     this.allDocs = undefined;
     this.quantileCache.clear();
+  }
+
+  private applyUpsert(items: readonly StoredItem[], vectors: readonly number[][]): void {
+    this.invalidate();
     const docs: number[] = [];
     const docVectors: number[][] = [];
     items.forEach((item, n) => {
@@ -850,12 +888,13 @@ export class IndexStore {
         const oldDoc = this.docOf.get(item.url);
         if (oldDoc !== undefined) this.dropDoc(oldDoc, old);
       }
-      this.catalog.add(item);
+      const facts = this.catalog.add(item);
       this.items.set(item.url, item);
       this.dirty.set(item.url, item);
       const doc = this.urls.length;
       this.urls.push(item.url);
       this.docOf.set(item.url, doc);
+      this.factColumns.add(doc, facts);
       this.keyword.add(doc, flattenItem(item));
       this.addFilters(doc, item);
       const e = embeddingText(item);
@@ -879,26 +918,28 @@ export class IndexStore {
   }
 
   private applyDeleteSite(site: string): number {
-    this.columns.clear();
-    this.allDocs = undefined;
-    this.quantileCache.clear();
+    this.invalidate();
     const docs = this.siteDocs.get(site);
     if (!docs) return 0;
     let deleted = 0;
-    for (const doc of [...docs]) {
-      const url = this.urls[doc]!;
-      const item = this.items.get(url);
-      if (!item) continue;
-      this.catalog.remove(item);
-      this.dropDoc(doc, item);
-      this.items.delete(url);
-      this.dirty.set(url, null);
-      const e = embeddingText(item);
-      this.vocabulary.forget(e.text, e.categories);
-      deleted++;
-    }
+    for (const doc of [...docs]) if (this.applyDelete(this.urls[doc]!)) deleted++;
     this.siteDocs.delete(site);
     return deleted;
+  }
+
+  /** Removes one item from everything; whether it was there. */
+  private applyDelete(url: string): boolean {
+    const item = this.items.get(url);
+    if (!item) return false;
+    this.invalidate();
+    this.catalog.remove(item);
+    const doc = this.docOf.get(url);
+    if (doc !== undefined) this.dropDoc(doc, item);
+    this.items.delete(url);
+    this.dirty.set(url, null);
+    const e = embeddingText(item);
+    this.vocabulary.forget(e.text, e.categories);
+    return true;
   }
 
   /** Runs changes and snapshot captures one after another, in call order. */
@@ -984,6 +1025,7 @@ export class IndexStore {
       const generation = this.nextGeneration++;
       const files: IndexFiles = {
         generation,
+        format: INDEX_FILES_FORMAT,
         throughSegment: segments.length ? segments[segments.length - 1]!.id : -1,
         analyzer: ANALYZER_VERSION,
         ...(this.vectors && this.embedder
@@ -991,7 +1033,21 @@ export class IndexStore {
           : {}),
       };
       const codes = this.vectors?.save(join(dir, `${graphFile(generation)}.pending.tmp`));
-      index = { files, docs: JSON.stringify(this.urls), keyword: this.keyword.serialize(), codes };
+      const saved: SavedCatalog = {
+        items: this.items.size,
+        catalog: this.catalog.snapshot(),
+        vocabulary: this.vocabulary.snapshot(),
+      };
+      index = {
+        files,
+        docs: JSON.stringify(this.urls),
+        keyword: packSections([
+          this.keyword.serialize(),
+          this.factColumns.serialize(),
+          Buffer.from(JSON.stringify(saved)),
+        ]),
+        codes,
+      };
       this.indexFiles = files;
     }
     return { journalGeneration, segment, segments, index, indexFiles: this.indexFiles };
@@ -1054,19 +1110,6 @@ export class IndexStore {
       .catch((err: unknown) => this.onBackgroundError?.(err))
       .finally(() => (this.snapshotting = false));
   }
-}
-
-/** One property's values and numbers, for structured searches. */
-export interface FactColumn {
-  /** Documents by value key (nameKey). */
-  values: Map<string, number[]>;
-  /** Every number of the property, ascending, and its document. */
-  nums: Float64Array;
-  numDocs: Uint32Array;
-  /** Each document's first number (what orders and derived quantities use); NaN when it has none. */
-  first: Float64Array;
-  /** The documents that have a first number, by it ascending (ties: lower document first). */
-  order: Uint32Array;
 }
 
 /** What a selection reads of the store. */
@@ -1158,11 +1201,14 @@ export class ColumnSelection implements Selection {
     return doc !== undefined && this.docs.has(doc) ? this.src.item(doc) : undefined;
   }
 
-  fits(orders: readonly Order[]): { urls: string[]; fits: Float64Array } {
+  fits(orders: readonly Order[], only?: readonly string[]): { urls: string[]; fits: Float64Array } {
     const readers = orders.map((o) => targetReader(o.target, this.src));
     const urls: string[] = [];
     const fits: number[] = [];
-    for (const doc of this.docs.toArray()) {
+    const docs = only
+      ? only.map((url) => this.src.doc(url)).filter((d): d is number => d !== undefined)
+      : this.docs.toArray();
+    for (const doc of docs) {
       let sum = 0;
       orders.forEach((o, i) => {
         const v = readers[i]!(doc);

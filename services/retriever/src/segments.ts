@@ -29,8 +29,17 @@ export const SegmentInfo = z.object({
 });
 export type SegmentInfo = z.infer<typeof SegmentInfo>;
 
+/**
+ * The index files' own layout: 3 added the fact columns and the catalog (profiles, names,
+ * vocabulary), so reopening reads them instead of analysing every item again. Index files of
+ * another layout (or none given: older ones) are rebuilt from the segments, never misread.
+ */
+export const INDEX_FILES_FORMAT = 3;
+
 export const IndexFiles = z.object({
   generation: z.number().int().nonnegative(),
+  /** INDEX_FILES_FORMAT of the files (absent: before 3). */
+  format: z.number().int().optional(),
   /** The last segment the indexes include. */
   throughSegment: z.number().int(),
   analyzer: z.number().int(),
@@ -57,6 +66,37 @@ export const codesFile = (generation: number): string => `vectors-${generation}.
 
 /** Files of this layout, with the generation or segment id they carry. */
 export const LAYOUT_FILE = /^(?:segment-(\d+)\.jsonl|(?:docs|keyword|vectors)-(\d+)\.(?:json|bin|usearch))$/;
+
+const SECTIONS_MAGIC = 0x58494241; // 'ABIX'
+
+/**
+ * Byte sections in one file (the keyword file holds the postings, the fact columns and the
+ * catalog): a magic number, the count, each length, then the sections; as chunks, so nothing
+ * is copied into one buffer to write it.
+ */
+export function packSections(sections: readonly Buffer[]): Buffer[] {
+  const head = Buffer.alloc(8 + 8 * sections.length);
+  head.writeUInt32LE(SECTIONS_MAGIC, 0);
+  head.writeUInt32LE(sections.length, 4);
+  sections.forEach((s, i) => head.writeBigUInt64LE(BigInt(s.length), 8 + 8 * i));
+  return [head, ...sections];
+}
+
+/** The sections `packSections` wrote (views into `buf`); throws on anything else. */
+export function unpackSections(buf: Buffer, count: number): Buffer[] {
+  if (buf.length < 8 || buf.readUInt32LE(0) !== SECTIONS_MAGIC || buf.readUInt32LE(4) !== count)
+    throw new Error('not a sectioned index file');
+  let at = 8 + 8 * count;
+  const out: Buffer[] = [];
+  for (let i = 0; i < count; i++) {
+    const n = Number(buf.readBigUInt64LE(8 + 8 * i));
+    if (at + n > buf.length) throw new Error('the index file is truncated');
+    out.push(buf.subarray(at, at + n));
+    at += n;
+  }
+  if (at !== buf.length) throw new Error('the index file is damaged');
+  return out;
+}
 
 /** One line of a segment: an item, or a URL that no longer has one. */
 const DeletedRecord = z.object({ deleted: z.string() });

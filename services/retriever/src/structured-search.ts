@@ -57,8 +57,11 @@ export interface Selection {
    * and every item tied with the n-th (all of them when fewer than `n` have the number).
    */
   best(target: Target, direction: 'asc' | 'desc', n: number): Array<{ item: StoredItem; sortKey: number }>;
-  /** Every passing item's URL and its fit to these orders (satisfaction's fit), from the columns. */
-  fits(orders: readonly Order[]): { urls: string[]; fits: Float64Array };
+  /**
+   * Every passing item's URL (or only these, passing or not) and its fit to these orders
+   * (satisfaction's fit), from the columns.
+   */
+  fits(orders: readonly Order[], only?: readonly string[]): { urls: string[]; fits: Float64Array };
 }
 
 export interface Candidate {
@@ -158,8 +161,6 @@ export async function structuredSearch(
   const relaxed: string[] = [];
   const named = new Set(u.named.filter((n) => n.exact).map((n) => n.url));
   const sort = u.orders.find((o) => o.strength === 'sort');
-  const fitOf = (item: StoredItem): number =>
-    satisfaction({ constraints: [], orders: u.orders }, src.facts(item)).fit;
   let selection = src.select(constraints, sites, types);
   while (selection.count === 0 && constraints.length > 0) {
     const drop = weakest(constraints)!;
@@ -187,7 +188,12 @@ export async function structuredSearch(
       const sortKey = raw === undefined ? undefined : sort.direction === 'desc' ? raw : -raw;
       top.push({ item, fit: 0, sortKey, text: 0 });
     }
-    for (const c of top) c.fit = fitOf(c.item);
+    const fitted = selection.fits(
+      u.orders,
+      top.map((c) => c.item.url),
+    );
+    const fitByUrl = new Map(fitted.urls.map((url, i) => [url, fitted.fits[i]!]));
+    for (const c of top) c.fit = fitByUrl.get(c.item.url) ?? 0;
     if (rankText && top.length > 1)
       applyTextRanks(
         top,
@@ -206,9 +212,12 @@ export async function structuredSearch(
       : undefined;
   const { urls, fits } = selection.fits(u.orders);
   const kept = sort ? urls : contenders(urls, fits, new Set(ranks), named, need);
+  const fitByUrl = sort ? undefined : new Map(urls.map((url, i) => [url, fits[i]!]));
   const candidates = kept.flatMap((url): Candidate[] => {
     const item = selection.get(url);
     if (!item) return [];
+    if (fitByUrl) return [{ item, fit: fitByUrl.get(url)!, sortKey: undefined, text: 0 }];
+    // a superlative too few items have a number for: every item, with its key
     const s = satisfaction({ constraints: [], orders: u.orders }, src.facts(item));
     return [{ item, fit: s.fit, sortKey: s.sortKey, text: 0 }];
   });
