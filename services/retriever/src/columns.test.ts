@@ -95,14 +95,14 @@ describe('ColumnSelection.best', () => {
           const expected = fullSortHead(keys, n);
           const got = selection
             .best(target, direction, n)
-            .map((x): [number, number] => [src.doc(x.item.url)!, x.sortKey]);
+            .map((x): [number, number] => [src.doc(x.url)!, x.sortKey]);
           expect(got.sort(byDoc)).toEqual(expected.sort(byDoc));
           if (n < keys.length) expect(got.length).toBeGreaterThanOrEqual(n);
         });
 
   it('counts and lists exactly the selected items', () => {
     expect(selection.count).toBe([...selected].length);
-    expect(selection.items().map((i) => src.doc(i.url))).toEqual([...selected]);
+    expect(selection.fits([]).urls.map((u) => src.doc(u))).toEqual([...selected]);
     const out = [...Array(3_000).keys()].find((d) => !selected.has(d))!;
     expect(selection.get(src.url(out))).toBeUndefined();
     expect(selection.get(src.url(selected.toArray()[0]!))).toBeDefined();

@@ -41,6 +41,7 @@ import {
   type ParsedQuery,
 } from '@askbus/search-core';
 import { FactColumns, type FactColumn } from './columns';
+import { ItemBytes } from './items';
 import {
   codesFile,
   docsFile,
@@ -50,10 +51,11 @@ import {
   keywordFile,
   LAYOUT_FILE,
   Manifest,
+  lineChunks,
   MANIFEST_FILE,
   packSections,
-  readSegment,
-  segmentChunks,
+  parseSegment,
+  readSegmentBytes,
   segmentFile,
   writeFileAtomic,
   type IndexFiles,
@@ -132,6 +134,13 @@ const SavedCatalog = z.object({
   vocabulary: z.custom<VocabularySnapshot>((v) => !!v && typeof v === 'object' && 'counts' in v),
 });
 
+/** The site and type sets of an index generation: each name with its documents. */
+const SavedFilters = z.object({
+  sites: z.array(z.tuple([z.string(), z.array(z.number().int().nonnegative())])),
+  types: z.array(z.tuple([z.string(), z.array(z.number().int().nonnegative())])),
+});
+type SavedFilters = z.infer<typeof SavedFilters>;
+
 /** RRF constant and list weights: the keyword list leads, the vector list adds what words miss. */
 const RRF_K = 60;
 const KEYWORD_WEIGHT = 1;
@@ -168,7 +177,7 @@ async function readIfExists(path: string): Promise<Buffer | undefined> {
 interface Snapshot {
   journalGeneration: number;
   /** The new segment (absent when nothing changed). */
-  segment: { id: number; records: SegmentRecord[] } | undefined;
+  segment: { id: number; lines: Buffer[] } | undefined;
   /** Segments the manifest lists after this snapshot (the new one included). */
   segments: SegmentInfo[];
   /** New index files (the graph is written already, under a temp name). */
@@ -198,15 +207,16 @@ interface Snapshot {
  * kill at any moment.
  */
 export class IndexStore {
-  private readonly items = new Map<string, StoredItem>();
+  /** The items as their JSON bytes, decoded only when asked for (items.ts). */
+  private readonly items = new ItemBytes();
   private readonly docOf = new Map<string, number>();
   /** Document number → URL ('' once dropped). */
   private urls: string[] = [];
   private keyword = new KeywordIndex();
   private readonly siteDocs = new Map<string, DocSet>();
   private readonly typeDocs = new Map<string, DocSet>();
-  /** Changes since the last snapshot: the item now, or null when deleted. */
-  private dirty = new Map<string, StoredItem | null>();
+  /** Changes since the last snapshot: true when upserted (the item is in `items`), false when deleted. */
+  private dirty = new Map<string, boolean>();
   private segments: SegmentInfo[] = [];
   /** Each property's values and numbers → documents, built when a constraint first needs it; dropped on any change. */
   /** Every indexed item's facts as columns (columns.ts), kept as items are indexed and saved with the indexes. */
@@ -296,30 +306,29 @@ export class IndexStore {
     this.nextSegment = Math.max(0, ...manifest.segments.map((s) => s.id)) + 1;
     this.nextGeneration = (manifest.index?.generation ?? 0) + 1;
 
-    // the items the indexes were written with: the segments through theirs, later ones winning
+    // the segments the indexes were written with, as bytes: the index says where each item's line is
     const through = manifest.index?.throughSegment ?? -1;
-    const readInto = (seg: SegmentInfo): Promise<number> =>
-      readSegment(join(dir, segmentFile(seg.id)), seg.bytes, (r) => {
-        if ('deleted' in r) this.items.delete(r.deleted);
-        else this.items.set(r.url, r);
-      });
-    for (const seg of manifest.segments) if (seg.id <= through) await readInto(seg);
+    const data = new Map<number, Buffer>();
+    for (const seg of manifest.segments)
+      if (seg.id <= through)
+        data.set(seg.id, await readSegmentBytes(join(dir, segmentFile(seg.id)), seg.bytes));
 
-    const loaded = await this.loadIndexes(dir, manifest.index);
+    const loaded = await this.loadIndexes(dir, manifest.index, data);
     if (loaded) {
-      // the indexes, columns, profiles and vocabulary are read as written: nothing is analysed
-      // again but what changed after them (later segments), applied as those changes were
-      this.urls.forEach((url, doc) => {
-        if (!url) return;
-        const item = this.items.get(url);
-        if (item) this.addFilters(doc, item);
-        else this.dropDoc(doc, undefined);
-      });
+      // the items, indexes, columns, profiles and vocabulary are read as written: nothing is
+      // parsed or analysed again but what changed after them (later segments), applied as those
+      // changes were
       for (const seg of manifest.segments) {
         if (seg.id <= through) continue;
-        const records: SegmentRecord[] = [];
-        await readSegment(join(dir, segmentFile(seg.id)), seg.bytes, (r) => records.push(r));
-        await this.applyRecords(records);
+        const path = join(dir, segmentFile(seg.id));
+        const bytes = await readSegmentBytes(path, seg.bytes);
+        const lines: Array<{ record: SegmentRecord; start: number; end: number }> = [];
+        parseSegment(path, bytes, (record, start, end) => lines.push({ record, start, end }));
+        await this.applyRecords(lines.map((l) => l.record));
+        // the items hold their lines in this segment: nothing of it to write again
+        for (const { record, start, end } of lines)
+          if (!('deleted' in record) && this.items.has(record.url))
+            this.items.setLine(record.url, bytes, seg.id, start, end - start);
       }
       // those changes are in the segments already
       this.dirty.clear();
@@ -327,7 +336,16 @@ export class IndexStore {
       this._openedFrom = 'disk';
       return { journalGeneration: manifest.journal, needsSnapshot: this._vectorsFrom === 'computed' };
     }
-    for (const seg of manifest.segments) if (seg.id > through) await readInto(seg);
+    // every segment in order, later ones winning, then everything indexed anew
+    this.items.clear();
+    for (const seg of manifest.segments) {
+      const path = join(dir, segmentFile(seg.id));
+      const bytes = data.get(seg.id) ?? (await readSegmentBytes(path, seg.bytes));
+      parseSegment(path, bytes, (r, start, end) => {
+        if ('deleted' in r) this.items.delete(r.deleted);
+        else this.items.setLine(r.url, bytes, seg.id, start, end - start);
+      });
+    }
     await this.rebuildIndexes();
     this._openedFrom = 'rebuilt';
     return { journalGeneration: manifest.journal, needsSnapshot: true };
@@ -345,8 +363,8 @@ export class IndexStore {
       throw new Error(`${path} is not a readable askbus index: ${err instanceof Error ? err.message : err}`);
     }
     for (const item of saved.items) {
-      this.items.set(item.url, item);
-      this.dirty.set(item.url, item);
+      this.items.set(item);
+      this.dirty.set(item.url, true);
     }
     await this.rebuildIndexes();
     this._openedFrom = 'rebuilt';
@@ -354,27 +372,46 @@ export class IndexStore {
   }
 
   /** Reads the index files the manifest names; false when they are missing, stale or damaged. */
-  private async loadIndexes(dir: string, files: IndexFiles | undefined): Promise<boolean> {
+  private async loadIndexes(
+    dir: string,
+    files: IndexFiles | undefined,
+    segments: ReadonlyMap<number, Buffer>,
+  ): Promise<boolean> {
     if (!files || files.analyzer !== ANALYZER_VERSION || files.format !== INDEX_FILES_FORMAT) return false;
     try {
       const docsBytes = await readFile(join(dir, docsFile(files.generation)));
       const urls = z.array(z.string()).parse(JSON.parse(docsBytes.toString('utf8')));
       // the keyword file: the postings, the fact columns, the catalog and vocabulary
-      const [postings, columnBytes, catalogBytes] = unpackSections(
+      const [postings, columnBytes, catalogBytes, locationBytes, filterBytes] = unpackSections(
         await readFile(join(dir, keywordFile(files.generation))),
-        3,
-      ) as [Buffer, Buffer, Buffer];
+        5,
+      ) as [Buffer, Buffer, Buffer, Buffer, Buffer];
       const keyword = KeywordIndex.load(postings);
       for (let doc = 0; doc < urls.length; doc++)
         if (urls[doc] && !keyword.has(doc)) throw new Error('keyword index misses documents');
       const columns = FactColumns.load(columnBytes);
       const saved = SavedCatalog.parse(JSON.parse(catalogBytes.toString('utf8')));
+      // each document's line: segment, offset, length
+      if (locationBytes.length !== urls.length * 24) throw new Error('the item locations are damaged');
+      const locations = new Float64Array(urls.length * 3);
+      new Uint8Array(locations.buffer).set(locationBytes);
+      urls.forEach((url, doc) => {
+        if (!url) return;
+        const [seg, off, len] = [locations[doc * 3]!, locations[doc * 3 + 1]!, locations[doc * 3 + 2]!];
+        const bytes = segments.get(seg);
+        if (!bytes || !(off >= 0 && len > 0 && off + len <= bytes.length))
+          throw new Error(`${url} is not where the index says`);
+        this.items.setLine(url, bytes, seg, off, len);
+      });
       if (saved.items !== this.items.size) throw new Error('the catalog is of other items');
+      const filters = SavedFilters.parse(JSON.parse(filterBytes.toString('utf8')));
       this.catalog.restore(saved.catalog);
       this.vocabulary.restore(saved.vocabulary);
       this.factColumns = columns;
       this.keyword = keyword;
       this.urls = urls;
+      for (const [name, docs] of filters.sites) this.siteDocs.set(name, DocSet.of(docs, urls.length));
+      for (const [name, docs] of filters.types) this.typeDocs.set(name, DocSet.of(docs, urls.length));
       urls.forEach((url, doc) => {
         if (url) this.docOf.set(url, doc);
       });
@@ -382,6 +419,7 @@ export class IndexStore {
       this.keyword = new KeywordIndex();
       this.urls = [];
       this.docOf.clear();
+      this.items.clear();
       return false;
     }
     this.invalidate();
@@ -425,7 +463,16 @@ export class IndexStore {
     this.siteDocs.clear();
     this.typeDocs.clear();
     if (this.vectors) this.vectors = new VectorIndex(this.vectors.dimensions);
-    await this.indexItems([...this.items.values()]);
+    // decoded a batch at a time: never every item as objects at once
+    let batch: StoredItem[] = [];
+    for (const item of this.items.values()) {
+      batch.push(item);
+      if (batch.length >= EMBED_BATCH) {
+        await this.indexItems(batch);
+        batch = [];
+      }
+    }
+    await this.indexItems(batch);
     this.indexFiles = undefined;
     if (this.vectors) this._vectorsFrom = 'computed';
   }
@@ -847,7 +894,7 @@ export class IndexStore {
     const vectors = await this.embedDocuments(latest);
     return this.exclusive(async () => {
       // H2 (issue 19): another site's URL stays there unless the caller moves it (cross-site.ts).
-      const refused = opts.move ? [] : heldElsewhere(latest, site, (url) => this.items.get(url)?.site);
+      const refused = opts.move ? [] : heldElsewhere(latest, site, (url) => this.siteOf(url));
       const gone = new Set(refused.map((r) => r.url));
       const kept = gone.size ? latest.filter((i) => !gone.has(i.url)) : latest;
       const keptVectors = gone.size ? vectors.filter((_, n) => !gone.has(latest[n]!.url)) : vectors;
@@ -857,6 +904,14 @@ export class IndexStore {
       this.snapshotIfJournalLarge();
       return { upserted: kept.length, total: this.items.size, ...(refused.length ? { refused } : {}) };
     });
+  }
+
+  /** The site of the item at `url`, from the site sets (no item decoded). */
+  private siteOf(url: string): string | undefined {
+    const doc = this.docOf.get(url);
+    if (doc === undefined) return undefined;
+    for (const [site, docs] of this.siteDocs) if (docs.has(doc)) return site;
+    return undefined;
   }
 
   private async embedDocuments(items: readonly StoredItem[]): Promise<number[][]> {
@@ -878,9 +933,10 @@ export class IndexStore {
     const docs: number[] = [];
     const docVectors: number[][] = [];
     items.forEach((item, n) => {
-      const old = this.items.get(item.url);
+      const json = JSON.stringify(item);
       // the same item again (a site loaded twice): nothing to index
-      if (old && sameItem(old, item)) return;
+      if (this.items.same(item, json)) return;
+      const old = this.items.get(item.url);
       if (old) {
         const o = embeddingText(old);
         this.vocabulary.forget(o.text, o.categories);
@@ -889,8 +945,8 @@ export class IndexStore {
         if (oldDoc !== undefined) this.dropDoc(oldDoc, old);
       }
       const facts = this.catalog.add(item);
-      this.items.set(item.url, item);
-      this.dirty.set(item.url, item);
+      this.items.set(item, json);
+      this.dirty.set(item.url, true);
       const doc = this.urls.length;
       this.urls.push(item.url);
       this.docOf.set(item.url, doc);
@@ -936,7 +992,7 @@ export class IndexStore {
     const doc = this.docOf.get(url);
     if (doc !== undefined) this.dropDoc(doc, item);
     this.items.delete(url);
-    this.dirty.set(url, null);
+    this.dirty.set(url, false);
     const e = embeddingText(item);
     this.vocabulary.forget(e.text, e.categories);
     return true;
@@ -998,14 +1054,31 @@ export class IndexStore {
       lines + this.dirty.size > COMPACT_LINES_FACTOR * this.items.size + 1_000;
     let segment: Snapshot['segment'];
     let segments: SegmentInfo[];
+    // the new segment's lines are the items' bytes; each item learns where its line will be
+    const lay = (urls: Iterable<[string, boolean]>): Buffer[] => {
+      const id = this.nextSegment;
+      const out: Buffer[] = [];
+      let off = 0;
+      for (const [url, upserted] of urls) {
+        const line = upserted ? this.items.bytes(url) : Buffer.from(JSON.stringify({ deleted: url }));
+        if (!line) continue;
+        if (upserted) this.items.place(url, id, off);
+        out.push(line);
+        off += line.length + 1;
+      }
+      return out;
+    };
     if (compact) {
-      segment = { id: this.nextSegment++, records: [...this.items.values()] };
-      segments = [{ id: segment.id, records: segment.records.length, bytes: -1 }];
+      const all = function* (urls: Iterable<string>): Iterable<[string, boolean]> {
+        for (const url of urls) yield [url, true];
+      };
+      segment = { id: this.nextSegment, lines: lay(all(this.items.urls())) };
+      this.nextSegment++;
+      segments = [{ id: segment.id, records: segment.lines.length, bytes: -1 }];
     } else if (this.dirty.size > 0) {
-      const records: SegmentRecord[] = [];
-      for (const [url, item] of this.dirty) records.push(item ?? { deleted: url });
-      segment = { id: this.nextSegment++, records };
-      segments = [...this.segments, { id: segment.id, records: records.length, bytes: -1 }];
+      segment = { id: this.nextSegment, lines: lay(this.dirty) };
+      this.nextSegment++;
+      segments = [...this.segments, { id: segment.id, records: segment.lines.length, bytes: -1 }];
     } else {
       segment = undefined;
       segments = this.segments;
@@ -1045,6 +1118,8 @@ export class IndexStore {
           this.keyword.serialize(),
           this.factColumns.serialize(),
           Buffer.from(JSON.stringify(saved)),
+          this.locations(),
+          Buffer.from(JSON.stringify(this.savedFilters())),
         ]),
         codes,
       };
@@ -1053,10 +1128,30 @@ export class IndexStore {
     return { journalGeneration, segment, segments, index, indexFiles: this.indexFiles };
   }
 
+  /** Each document's line (segment, offset, length; NaN when dropped), as bytes for the index file. */
+  private locations(): Buffer {
+    const out = new Float64Array(this.urls.length * 3).fill(NaN);
+    this.urls.forEach((url, doc) => {
+      const at = url ? this.items.location(url) : undefined;
+      if (!at) return;
+      out[doc * 3] = at.seg;
+      out[doc * 3 + 1] = at.off;
+      out[doc * 3 + 2] = at.len;
+    });
+    return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+  }
+
+  /** The site and type sets' documents, for the index file. */
+  private savedFilters(): SavedFilters {
+    const entries = (m: Map<string, DocSet>): Array<[string, number[]]> =>
+      [...m].map(([name, docs]) => [name, [...docs]]);
+    return { sites: entries(this.siteDocs), types: entries(this.typeDocs) };
+  }
+
   private async writeSnapshot(dir: string, snapshot: Snapshot): Promise<void> {
     if (snapshot.segment) {
-      const { id, records } = snapshot.segment;
-      const bytes = await writeFileAtomic(join(dir, segmentFile(id)), segmentChunks(records));
+      const { id, lines } = snapshot.segment;
+      const bytes = await writeFileAtomic(join(dir, segmentFile(id)), lineChunks(lines));
       const info = snapshot.segments.find((s) => s.id === id);
       if (info) info.bytes = bytes;
     }
@@ -1187,15 +1282,6 @@ export class ColumnSelection implements Selection {
     return this.docs.size;
   }
 
-  items(): StoredItem[] {
-    const out: StoredItem[] = [];
-    for (const doc of this.docs.toArray()) {
-      const item = this.src.item(doc);
-      if (item) out.push(item);
-    }
-    return out;
-  }
-
   get(url: string): StoredItem | undefined {
     const doc = this.src.doc(url);
     return doc !== undefined && this.docs.has(doc) ? this.src.item(doc) : undefined;
@@ -1220,7 +1306,7 @@ export class ColumnSelection implements Selection {
     return { urls, fits: Float64Array.from(fits) };
   }
 
-  best(target: Target, direction: 'asc' | 'desc', n: number): Array<{ item: StoredItem; sortKey: number }> {
+  best(target: Target, direction: 'asc' | 'desc', n: number): Array<{ url: string; sortKey: number }> {
     const sign = direction === 'desc' ? 1 : -1;
     const picked: Array<{ doc: number; sortKey: number }> = [];
     if ('path' in target) {
@@ -1246,12 +1332,7 @@ export class ColumnSelection implements Selection {
       for (let i = 0; i < docs.length; i++)
         if (keys[i]! >= floor) picked.push({ doc: docs[i]!, sortKey: keys[i]! });
     }
-    const out: Array<{ item: StoredItem; sortKey: number }> = [];
-    for (const p of picked) {
-      const item = this.src.item(p.doc);
-      if (item) out.push({ item, sortKey: p.sortKey });
-    }
-    return out;
+    return picked.map((p) => ({ url: this.src.url(p.doc), sortKey: p.sortKey }));
   }
 }
 
@@ -1271,10 +1352,6 @@ function lowerBound(nums: Float64Array, min: number): number {
     else hi = mid;
   }
   return lo;
-}
-
-function sameItem(a: StoredItem, b: StoredItem): boolean {
-  return a.site === b.site && a['@type'] === b['@type'] && JSON.stringify(a) === JSON.stringify(b);
 }
 
 /** fsyncs a file written by another writer (usearch), then renames it into place. */

@@ -147,15 +147,40 @@ export function* segmentChunks(records: Iterable<SegmentRecord>): Iterable<strin
   if (chunk) yield chunk;
 }
 
-/** Reads a segment written by `segmentChunks`; any bad line is an error (segments are written whole). */
-export async function readSegment(
-  path: string,
-  expectedBytes: number,
-  onRecord: (record: SegmentRecord) => void,
-): Promise<number> {
+/** Lines of JSON (each without its newline) in chunks of about a megabyte: a segment's bytes. */
+export function* lineChunks(lines: Iterable<Buffer>): Iterable<Buffer> {
+  let parts: Buffer[] = [];
+  let size = 0;
+  for (const line of lines) {
+    parts.push(line, NEWLINE);
+    size += line.length + 1;
+    if (size > 1 << 20) {
+      yield Buffer.concat(parts, size);
+      parts = [];
+      size = 0;
+    }
+  }
+  if (size) yield Buffer.concat(parts, size);
+}
+const NEWLINE = Buffer.from('\n');
+
+/** A segment's bytes, checked against the length the manifest gives. */
+export async function readSegmentBytes(path: string, expectedBytes: number): Promise<Buffer> {
   const data = await readFile(path);
   if (data.length !== expectedBytes)
     throw new Error(`${path} has ${data.length} bytes, the manifest says ${expectedBytes}`);
+  return data;
+}
+
+/**
+ * A segment's records, each with where its line is (start, end: without the newline); any bad
+ * line is an error (segments are written whole).
+ */
+export function parseSegment(
+  path: string,
+  data: Buffer,
+  onRecord: (record: SegmentRecord, start: number, end: number) => void,
+): number {
   let start = 0;
   let records = 0;
   for (let line = 1; start < data.length; line++) {
@@ -168,15 +193,24 @@ export async function readSegment(
       throw new Error(`${path} line ${line} is not JSON`);
     }
     const deleted = DeletedRecord.safeParse(raw);
-    if (deleted.success) onRecord(deleted.data);
+    if (deleted.success) onRecord(deleted.data, start, end);
     else {
       const item = StoredItem.safeParse(raw);
       if (!item.success)
         throw new Error(`${path} line ${line} is not an item: ${item.error.issues[0]?.message ?? ''}`);
-      onRecord(item.data);
+      onRecord(item.data, start, end);
     }
     records++;
     start = end + 1;
   }
   return records;
+}
+
+/** Reads a segment written by `segmentChunks` or `lineChunks`; any bad line is an error (segments are written whole). */
+export async function readSegment(
+  path: string,
+  expectedBytes: number,
+  onRecord: (record: SegmentRecord, start: number, end: number) => void,
+): Promise<number> {
+  return parseSegment(path, await readSegmentBytes(path, expectedBytes), onRecord);
 }

@@ -47,16 +47,14 @@ export interface InMemorySource {
 export interface Selection {
   /** How many items pass. */
   readonly count: number;
-  /** Every passing item. */
-  items(): StoredItem[];
-  /** The item at this URL when it passes. */
+  /** The item at this URL when it passes (decoded: only for the items returned). */
   get(url: string): StoredItem | undefined;
   /**
-   * The passing items that have the target's number, best first by `direction`, with their
+   * The URLs of the passing items that have the target's number, best first by `direction`, with their
    * sort keys as `satisfaction` gives them (desc: the number, asc: minus it): the first `n`
    * and every item tied with the n-th (all of them when fewer than `n` have the number).
    */
-  best(target: Target, direction: 'asc' | 'desc', n: number): Array<{ item: StoredItem; sortKey: number }>;
+  best(target: Target, direction: 'asc' | 'desc', n: number): Array<{ url: string; sortKey: number }>;
   /**
    * Every passing item's URL (or only these, passing or not) and its fit to these orders
    * (satisfaction's fit), from the columns.
@@ -179,7 +177,7 @@ export async function structuredSearch(
   // only breaks ties among them, and the words rank them only among themselves.
   const best = sort ? selection.best(sort.target, sort.direction, need) : [];
   if (sort && best.length >= need) {
-    const top: Candidate[] = best.map(({ item, sortKey }) => ({ item, fit: 0, sortKey, text: 0 }));
+    const top: Candidate[] = best.map(({ url, sortKey }) => ({ item: stub(url), fit: 0, sortKey, text: 0 }));
     const inTop = new Set(top.map((c) => c.item.url));
     for (const url of named) {
       const item = inTop.has(url) ? undefined : selection.get(url);
@@ -200,7 +198,7 @@ export async function structuredSearch(
         await src.textRanks(rankText, new Set(top.map((c) => c.item.url)), depth, keywordOnly),
       );
     return {
-      items: rankCandidates(top, u, numResults),
+      items: materialise(rankCandidates(top, u, numResults), selection),
       outcome: { matched: selection.count, relaxed, orders },
     };
   }
@@ -214,18 +212,35 @@ export async function structuredSearch(
   const kept = sort ? urls : contenders(urls, fits, new Set(ranks), named, need);
   const fitByUrl = sort ? undefined : new Map(urls.map((url, i) => [url, fits[i]!]));
   const candidates = kept.flatMap((url): Candidate[] => {
+    if (fitByUrl) return [{ item: stub(url), fit: fitByUrl.get(url)!, sortKey: undefined, text: 0 }];
+    // a superlative too few items have a number for: every item, with its key
     const item = selection.get(url);
     if (!item) return [];
-    if (fitByUrl) return [{ item, fit: fitByUrl.get(url)!, sortKey: undefined, text: 0 }];
-    // a superlative too few items have a number for: every item, with its key
     const s = satisfaction({ constraints: [], orders: u.orders }, src.facts(item));
     return [{ item, fit: s.fit, sortKey: s.sortKey, text: 0 }];
   });
   if (ranks) applyTextRanks(candidates, ranks);
   return {
-    items: rankCandidates(candidates, u, numResults),
+    items: materialise(rankCandidates(candidates, u, numResults), selection),
     outcome: { matched: selection.count, relaxed, orders },
   };
+}
+
+/**
+ * A candidate's item before it is decoded: ranking reads only its URL, and only the items
+ * returned are decoded (`materialise`).
+ */
+function stub(url: string): StoredItem {
+  return { url } as StoredItem;
+}
+
+/** The ranked results with their items decoded (the ranking kept only URLs and scores). */
+function materialise(ranked: readonly RetrievedItem[], selection: Selection): RetrievedItem[] {
+  return ranked.flatMap((r) => {
+    if (r.schema_object !== undefined) return [r];
+    const item = selection.get(r.url);
+    return item ? [{ ...item, retrievalScore: r.retrievalScore }] : [];
+  });
 }
 
 /**
