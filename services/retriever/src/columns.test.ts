@@ -147,7 +147,7 @@ describe('contenders', () => {
     const fits = Float64Array.from(urls, () => Math.round(rnd() * 10) / 10);
     const ranked = new Set(urls.filter(() => rnd() < 0.1));
     const named = new Set([urls[17]!]);
-    const kept = contenders(urls, fits, ranked, named, 20);
+    const kept = contenders(urls, fits, ranked, named, 20).map((i) => urls[i]!);
     for (const u of ranked) expect(kept).toContain(u);
     expect(kept).toContain(urls[17]);
     const others = urls

@@ -209,16 +209,18 @@ export async function structuredSearch(
       ? await src.textRanks(rankText, selection, depth, keywordOnly)
       : undefined;
   const { urls, fits } = selection.fits(u.orders);
-  const kept = sort ? urls : contenders(urls, fits, new Set(ranks), named, need);
-  const fitByUrl = sort ? undefined : new Map(urls.map((url, i) => [url, fits[i]!]));
-  const candidates = kept.flatMap((url): Candidate[] => {
-    if (fitByUrl) return [{ item: stub(url), fit: fitByUrl.get(url)!, sortKey: undefined, text: 0 }];
-    // a superlative too few items have a number for: every item, with its key
-    const item = selection.get(url);
-    if (!item) return [];
-    const s = satisfaction({ constraints: [], orders: u.orders }, src.facts(item));
-    return [{ item, fit: s.fit, sortKey: s.sortKey, text: 0 }];
-  });
+  const candidates: Candidate[] = [];
+  if (!sort)
+    for (const i of contenders(urls, fits, new Set(ranks), named, need))
+      candidates.push({ item: stub(urls[i]!), fit: fits[i]!, sortKey: undefined, text: 0 });
+  else
+    for (const url of urls) {
+      // a superlative too few items have a number for: every item, with its key
+      const item = selection.get(url);
+      if (!item) continue;
+      const s = satisfaction({ constraints: [], orders: u.orders }, src.facts(item));
+      candidates.push({ item, fit: s.fit, sortKey: s.sortKey, text: 0 });
+    }
   if (ranks) applyTextRanks(candidates, ranks);
   return {
     items: materialise(rankCandidates(candidates, u, numResults), selection),
@@ -244,8 +246,9 @@ function materialise(ranked: readonly RetrievedItem[], selection: Selection): Re
 }
 
 /**
- * The URLs that can reach the first `n` when the words rank only `ranked`: those, the named
- * ones, and of the others the `n` best by fit, then URL (scores there depend on the fit alone).
+ * Which of `urls` (by index) can reach the first `n` when the words rank only `ranked`: those,
+ * the named ones, and of the others the `n` best by fit, then URL (scores there depend on the
+ * fit alone).
  */
 export function contenders(
   urls: readonly string[],
@@ -253,20 +256,20 @@ export function contenders(
   ranked: ReadonlySet<string>,
   named: ReadonlySet<string>,
   n: number,
-): string[] {
-  const out: string[] = [];
+): number[] {
+  const out: number[] = [];
   const rest: number[] = [];
-  urls.forEach((url, i) => (ranked.has(url) || named.has(url) ? out.push(url) : rest.push(i)));
-  if (rest.length <= n) return [...out, ...rest.map((i) => urls[i]!)];
+  urls.forEach((url, i) => (ranked.has(url) || named.has(url) ? out.push(i) : rest.push(i)));
+  if (rest.length <= n) return [...out, ...rest];
   const floor = Float64Array.from(rest, (i) => fits[i]!).sort()[rest.length - n]!;
-  const tied: string[] = [];
+  const tied: number[] = [];
   let above = 0;
   for (const i of rest) {
     if (fits[i]! > floor) {
-      out.push(urls[i]!);
+      out.push(i);
       above++;
-    } else if (fits[i] === floor) tied.push(urls[i]!);
+    } else if (fits[i] === floor) tied.push(i);
   }
-  tied.sort();
+  tied.sort((a, b) => (urls[a]! < urls[b]! ? -1 : urls[a]! > urls[b]! ? 1 : 0));
   return [...out, ...tied.slice(0, n - above)];
 }
