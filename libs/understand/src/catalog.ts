@@ -8,6 +8,8 @@ import { contributionOf, ProfileBuilder, type ProfileSnapshot } from './profile'
 export interface CatalogSnapshot {
   profiles: ProfileSnapshot[];
   names: IndexedName[];
+  /** Each name's key, in the order of `names` (restoring then needs no name analysed again). */
+  nameKeys?: string[];
 }
 
 /**
@@ -47,6 +49,7 @@ export class SiteCatalog {
     return {
       profiles: [...this.builders.values()].map((b) => b.snapshot()),
       names: this.names.entries(),
+      nameKeys: this.names.keys(),
     };
   }
 
@@ -56,7 +59,8 @@ export class SiteCatalog {
     this.builders.clear();
     for (const p of s.profiles) this.builders.set(p.site, ProfileBuilder.restore(p));
     for (const e of this.names.entries()) this.names.remove(e.url);
-    for (const e of s.names) this.names.add(e);
+    const keys = s.nameKeys?.length === s.names.length ? s.nameKeys : undefined;
+    s.names.forEach((e, i) => (keys ? this.names.addKeyed(e, keys[i]!) : this.names.add(e)));
   }
 
   /** Undoes `add` of this very item (pass the item as it was added). */

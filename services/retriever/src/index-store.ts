@@ -306,14 +306,16 @@ export class IndexStore {
     this.nextSegment = Math.max(0, ...manifest.segments.map((s) => s.id)) + 1;
     this.nextGeneration = (manifest.index?.generation ?? 0) + 1;
 
-    // the segments the indexes were written with, as bytes: the index says where each item's line is
+    // the segments the indexes were written with, opened: the index says where each item's line is
     const through = manifest.index?.throughSegment ?? -1;
-    const data = new Map<number, Buffer>();
-    for (const seg of manifest.segments)
-      if (seg.id <= through)
-        data.set(seg.id, await readSegmentBytes(join(dir, segmentFile(seg.id)), seg.bytes));
+    for (const seg of manifest.segments) {
+      if (seg.id > through) continue;
+      const path = join(dir, segmentFile(seg.id));
+      const size = this.items.attach(seg.id, path);
+      if (size !== seg.bytes) throw new Error(`${path} has ${size} bytes, the manifest says ${seg.bytes}`);
+    }
 
-    const loaded = await this.loadIndexes(dir, manifest.index, data);
+    const loaded = await this.loadIndexes(dir, manifest.index);
     if (loaded) {
       // the items, indexes, columns, profiles and vocabulary are read as written: nothing is
       // parsed or analysed again but what changed after them (later segments), applied as those
@@ -325,10 +327,11 @@ export class IndexStore {
         const lines: Array<{ record: SegmentRecord; start: number; end: number }> = [];
         parseSegment(path, bytes, (record, start, end) => lines.push({ record, start, end }));
         await this.applyRecords(lines.map((l) => l.record));
-        // the items hold their lines in this segment: nothing of it to write again
+        // the items are read from their lines in this segment: nothing of it to write again
+        this.items.attach(seg.id, path);
         for (const { record, start, end } of lines)
           if (!('deleted' in record) && this.items.has(record.url))
-            this.items.setLine(record.url, bytes, seg.id, start, end - start);
+            this.items.setLine(record.url, seg.id, start, end - start);
       }
       // those changes are in the segments already
       this.dirty.clear();
@@ -340,10 +343,11 @@ export class IndexStore {
     this.items.clear();
     for (const seg of manifest.segments) {
       const path = join(dir, segmentFile(seg.id));
-      const bytes = data.get(seg.id) ?? (await readSegmentBytes(path, seg.bytes));
+      const bytes = await readSegmentBytes(path, seg.bytes);
+      this.items.attach(seg.id, path);
       parseSegment(path, bytes, (r, start, end) => {
         if ('deleted' in r) this.items.delete(r.deleted);
-        else this.items.setLine(r.url, bytes, seg.id, start, end - start);
+        else this.items.setLine(r.url, seg.id, start, end - start);
       });
     }
     await this.rebuildIndexes();
@@ -372,11 +376,7 @@ export class IndexStore {
   }
 
   /** Reads the index files the manifest names; false when they are missing, stale or damaged. */
-  private async loadIndexes(
-    dir: string,
-    files: IndexFiles | undefined,
-    segments: ReadonlyMap<number, Buffer>,
-  ): Promise<boolean> {
+  private async loadIndexes(dir: string, files: IndexFiles | undefined): Promise<boolean> {
     if (!files || files.analyzer !== ANALYZER_VERSION || files.format !== INDEX_FILES_FORMAT) return false;
     try {
       const docsBytes = await readFile(join(dir, docsFile(files.generation)));
@@ -397,11 +397,7 @@ export class IndexStore {
       new Uint8Array(locations.buffer).set(locationBytes);
       urls.forEach((url, doc) => {
         if (!url) return;
-        const [seg, off, len] = [locations[doc * 3]!, locations[doc * 3 + 1]!, locations[doc * 3 + 2]!];
-        const bytes = segments.get(seg);
-        if (!bytes || !(off >= 0 && len > 0 && off + len <= bytes.length))
-          throw new Error(`${url} is not where the index says`);
-        this.items.setLine(url, bytes, seg, off, len);
+        this.items.setLine(url, locations[doc * 3]!, locations[doc * 3 + 1]!, locations[doc * 3 + 2]!);
       });
       if (saved.items !== this.items.size) throw new Error('the catalog is of other items');
       const filters = SavedFilters.parse(JSON.parse(filterBytes.toString('utf8')));
@@ -914,12 +910,15 @@ export class IndexStore {
     return undefined;
   }
 
-  private async embedDocuments(items: readonly StoredItem[]): Promise<number[][]> {
+  /** The items' vectors, embedded a batch at a time and kept as 32-bit floats (a large load holds them all at once). */
+  private async embedDocuments(items: readonly StoredItem[]): Promise<Float32Array[]> {
     if (!this.embedder || items.length === 0) return [];
-    return this.embedder.embed(
-      items.map((i) => embeddingText(i).text),
-      'document',
-    );
+    const out: Float32Array[] = [];
+    for (let i = 0; i < items.length; i += EMBED_BATCH) {
+      const batch = items.slice(i, i + EMBED_BATCH).map((item) => embeddingText(item).text);
+      for (const v of await this.embedder.embed(batch, 'document')) out.push(Float32Array.from(v));
+    }
+    return out;
   }
 
   /** Forgets what was derived from the items (kept until the next change). */
@@ -928,10 +927,10 @@ export class IndexStore {
     this.quantileCache.clear();
   }
 
-  private applyUpsert(items: readonly StoredItem[], vectors: readonly number[][]): void {
+  private applyUpsert(items: readonly StoredItem[], vectors: readonly ArrayLike<number>[]): void {
     this.invalidate();
     const docs: number[] = [];
-    const docVectors: number[][] = [];
+    const docVectors: ArrayLike<number>[] = [];
     items.forEach((item, n) => {
       const json = JSON.stringify(item);
       // the same item again (a site loaded twice): nothing to index
@@ -1044,6 +1043,7 @@ export class IndexStore {
     await this.exclusive(async () => {
       await this.writes;
       await this.journal?.close();
+      this.items.close();
     });
   }
 
@@ -1152,6 +1152,8 @@ export class IndexStore {
     if (snapshot.segment) {
       const { id, lines } = snapshot.segment;
       const bytes = await writeFileAtomic(join(dir, segmentFile(id)), lineChunks(lines));
+      // its items are read from it now (their own bytes freed, merged-away segments closed)
+      this.items.settle(id, join(dir, segmentFile(id)));
       const info = snapshot.segments.find((s) => s.id === id);
       if (info) info.bytes = bytes;
     }

@@ -1,19 +1,23 @@
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { StoredItem } from '@askbus/contracts';
 
 /**
  * The stored items as bytes (their JSON, as a segment line holds it), decoded only when one is
- * asked for: a site of 300k items costs its JSON, not a graph of JS objects. Items read from a
- * segment are views into that segment's one buffer; items upserted since are small buffers of
- * their own. Each item also knows where it is on disk (segment and offset), once it is there,
- * so the index can name every document's line and reopening needs no segment parsed.
+ * asked for: a site of 300k items costs neither a graph of JS objects nor its JSON in memory.
+ * An item written to a segment is read from that file when asked for (the page cache keeps
+ * what is read often); an item upserted since is a small buffer of its own until its segment
+ * is written. Each item also knows where its line is on disk (segment and offset), so the
+ * index can name every document's line and reopening needs no segment parsed.
  */
 
 interface Entry {
-  /** The memory holding the item's JSON, and where in it. */
-  buf: Buffer;
+  /** The item's JSON while it is in no written segment. */
+  own: Buffer | undefined;
+  /** The written segment it is read from, and where (when `own` is undefined). */
+  src: number;
   at: number;
   len: number;
-  /** The segment holding its line and the line's offset (-1: not written yet). */
+  /** The segment its line is in, or will be once the snapshot being written is (-1: none yet), and where. */
   seg: number;
   off: number;
 }
@@ -27,6 +31,10 @@ export interface ItemLocation {
 
 export class ItemBytes {
   private readonly entries = new Map<string, Entry>();
+  /** Open segment files by id (a file removed after a merge stays readable until closed). */
+  private readonly files = new Map<number, { fd: number; size: number }>();
+  /** Each attached segment's path: a closed one is opened again when read (after `close`). */
+  private readonly paths = new Map<number, string>();
 
   get size(): number {
     return this.entries.size;
@@ -38,35 +46,60 @@ export class ItemBytes {
 
   /** The item at `url`, decoded (a new object every call). */
   get(url: string): StoredItem | undefined {
-    const e = this.entries.get(url);
-    return e ? (JSON.parse(e.buf.toString('utf8', e.at, e.at + e.len)) as StoredItem) : undefined;
+    const bytes = this.bytes(url);
+    return bytes ? (JSON.parse(bytes.toString('utf8')) as StoredItem) : undefined;
   }
 
   /** The item's JSON. */
   bytes(url: string): Buffer | undefined {
     const e = this.entries.get(url);
-    return e?.buf.subarray(e.at, e.at + e.len);
+    if (!e) return undefined;
+    if (e.own) return e.own;
+    const path = this.paths.get(e.src);
+    if (!this.files.has(e.src) && path) this.attach(e.src, path);
+    const file = this.files.get(e.src);
+    if (!file) throw new Error(`segment ${e.src} is not open`);
+    const out = Buffer.allocUnsafe(e.len);
+    const n = readSync(file.fd, out, 0, e.len, e.at);
+    if (n !== e.len) throw new Error(`segment ${e.src} is shorter than its items`);
+    return out;
   }
 
   /** Whether the item stored at `url` is this very item (same JSON). */
   same(item: StoredItem, json = JSON.stringify(item)): boolean {
     const e = this.entries.get(item.url);
-    return !!e && e.len === Buffer.byteLength(json) && e.buf.toString('utf8', e.at, e.at + e.len) === json;
+    return !!e && e.len === Buffer.byteLength(json) && this.bytes(item.url)!.toString('utf8') === json;
   }
 
   /** Stores an item not written to a segment yet. */
   set(item: StoredItem, json = JSON.stringify(item)): void {
-    const buf = Buffer.from(json);
-    this.entries.set(item.url, { buf, at: 0, len: buf.length, seg: -1, off: -1 });
+    const own = Buffer.from(json);
+    this.entries.set(item.url, { own, src: -1, at: 0, len: own.length, seg: -1, off: -1 });
   }
 
-  /** Stores an item that is line `off`…`off + len` of segment `seg`, whose bytes are `data`. */
-  setLine(url: string, data: Buffer, seg: number, off: number, len: number): void {
-    this.entries.set(url, { buf: data, at: off, len, seg, off });
+  /** Opens segment `seg` (at `path`) for reading its items; its size. */
+  attach(seg: number, path: string): number {
+    const open = this.files.get(seg);
+    if (open) return open.size;
+    const fd = openSync(path, 'r');
+    const size = fstatSync(fd).size;
+    this.files.set(seg, { fd, size });
+    this.paths.set(seg, path);
+    return size;
+  }
+
+  /** Stores an item that is line `off`…`off + len` of segment `seg` (attached). */
+  setLine(url: string, seg: number, off: number, len: number): void {
+    const file = this.files.get(seg);
+    if (!file || !(off >= 0 && len > 0 && off + len <= file.size))
+      throw new Error(`${url} is not in segment ${seg}`);
+    this.entries.set(url, { own: undefined, src: seg, at: off, len, seg, off });
   }
 
   clear(): void {
     this.entries.clear();
+    this.close();
+    this.paths.clear();
   }
 
   delete(url: string): boolean {
@@ -79,13 +112,42 @@ export class ItemBytes {
     return e && e.seg >= 0 ? { seg: e.seg, off: e.off, len: e.len } : undefined;
   }
 
-  /** Records that the item's line is now at `off` in segment `seg`. */
+  /** Records that the item's line will be at `off` in segment `seg` (being written). */
   place(url: string, seg: number, off: number): void {
     const e = this.entries.get(url);
     if (e) {
       e.seg = seg;
       e.off = off;
     }
+  }
+
+  /**
+   * Segment `seg` is written at `path`: the items placed in it are read from it from now on
+   * (their own bytes freed), and segments no item is read from any more are closed.
+   */
+  settle(seg: number, path: string): void {
+    this.attach(seg, path);
+    const used = new Set<number>();
+    for (const e of this.entries.values()) {
+      if (e.seg === seg) {
+        e.own = undefined;
+        e.src = seg;
+        e.at = e.off;
+      }
+      if (!e.own) used.add(e.src);
+    }
+    for (const [id, file] of this.files) {
+      if (used.has(id)) continue;
+      closeSync(file.fd);
+      this.files.delete(id);
+      this.paths.delete(id);
+    }
+  }
+
+  /** Closes the segment files (the store is closing). */
+  close(): void {
+    for (const file of this.files.values()) closeSync(file.fd);
+    this.files.clear();
   }
 
   urls(): IterableIterator<string> {

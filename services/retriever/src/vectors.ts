@@ -205,13 +205,22 @@ export class VectorIndex {
       throw new Error('vector file is truncated');
     const docs = new Uint32Array(copy(codesFile, 12, n * 4));
     const scales = new Float32Array(copy(codesFile, 12 + n * 4, n * 4));
-    const codes = new Int16Array(copy(codesFile, 12 + n * 8, n * this.dimensions * 2));
+    // the codes read in place when aligned (a file's own buffer is): no second copy of them all
+    const at = 12 + n * 8;
+    const codes =
+      (codesFile.byteOffset + at) % 2 === 0
+        ? new Int16Array(codesFile.buffer, codesFile.byteOffset + at, n * this.dimensions)
+        : new Int16Array(copy(codesFile, at, n * this.dimensions * 2));
     const ann = newAnn(this.dimensions);
     ann.load(graphPath);
     if (ann.size() !== n) throw new Error('vector graph and codes disagree');
     this.ann = ann;
     const max = docs.reduce((a, b) => Math.max(a, b), 0);
-    this.reserve(max + 1);
+    // sized once, to the documents there are (no room to grow until more come)
+    if (max + 1 > this.scales.length) {
+      this.scales = new Float32Array(max + 1);
+      this.codes = new Int16Array((max + 1) * this.dimensions);
+    }
     docs.forEach((doc, i) => {
       this.scales[doc] = scales[i]!;
       this.codes.set(codes.subarray(i * this.dimensions, (i + 1) * this.dimensions), doc * this.dimensions);
