@@ -18,8 +18,8 @@ import { nameKey } from '@askbus/understand';
 
 /** One property's values and numbers, for structured searches. */
 export interface FactColumn {
-  /** Documents by value key (nameKey). */
-  values: Map<string, number[]>;
+  /** Documents by value key (nameKey): arrays, or views into the file a column was read from. */
+  values: Map<string, ArrayLike<number> & Iterable<number>>;
   /** Every number of the property, ascending, and its document. */
   nums: Float64Array;
   numDocs: Uint32Array;
@@ -39,7 +39,7 @@ const EMPTY: FactColumn = {
 };
 
 class Builder {
-  values = new Map<string, number[]>();
+  values = new Map<string, number[] | Uint32Array>();
   nums = new Float64Array(16);
   numDocs = new Uint32Array(16);
   count = 0;
@@ -69,7 +69,11 @@ class Builder {
   addValue(doc: number, key: string): void {
     const list = this.values.get(key);
     if (!list) this.values.set(key, [doc]);
-    else if (list[list.length - 1] !== doc) list.push(doc);
+    else if (list[list.length - 1] !== doc) {
+      // a list read from a file is a view: copied out when it first grows
+      if (list instanceof Uint32Array) this.values.set(key, [...list, doc]);
+      else list.push(doc);
+    }
   }
 
   column(): FactColumn {
@@ -180,7 +184,7 @@ export class FactColumns {
       if ((p.numbers * 4 + total * 4) % 8) at += 4;
       let from = 0;
       p.keys.forEach((k, i) => {
-        b.values.set(k, Array.from(docs.subarray(from, from + p.lengths[i]!)));
+        b.values.set(k, docs.subarray(from, from + p.lengths[i]!));
         from += p.lengths[i]!;
       });
       out.builders.set(p.path, b);

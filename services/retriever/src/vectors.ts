@@ -221,11 +221,17 @@ export class VectorIndex {
       this.scales = new Float32Array(max + 1);
       this.codes = new Int16Array((max + 1) * this.dimensions);
     }
-    docs.forEach((doc, i) => {
-      this.scales[doc] = scales[i]!;
-      this.codes.set(codes.subarray(i * this.dimensions, (i + 1) * this.dimensions), doc * this.dimensions);
-      this.present.add(doc);
-    });
+    // copied a run of consecutive documents at a time (after a merge, one run of them all)
+    const dims = this.dimensions;
+    for (let i = 0; i < n;) {
+      let j = i + 1;
+      while (j < n && docs[j] === docs[j - 1]! + 1) j++;
+      const doc = docs[i]!;
+      this.scales.set(scales.subarray(i, j), doc);
+      this.codes.set(codes.subarray(i * dims, j * dims), doc * dims);
+      for (let k = i; k < j; k++) this.present.add(docs[k]!);
+      i = j;
+    }
     this.inGraph = DocSet.of(docs);
     this.pending = [];
     this.count = n;
