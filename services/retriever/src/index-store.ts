@@ -201,10 +201,14 @@ interface Snapshot {
  * `dataDir`. Usable in-process without NATS.
  *
  * Items are numbered (documents) for the indexes; a replaced item gets a new number and its
- * old one is dropped from the indexes. On disk: item segments and the indexes (segments.ts),
- * plus a journal of every change since (see Journal). A change is journaled and fsync'd before
- * it is applied and before `upsert`/`deleteSite` return, so what they acknowledged survives a
- * kill at any moment.
+ * old one is dropped from the indexes. Items are kept as bytes (items.ts: read from their
+ * segment, decoded only for the items returned); their facts as per-property columns
+ * (columns.ts), which answer constraints, superlatives and derived quantities without looking
+ * at any item. On disk: item segments and the indexes (segments.ts; the keyword file also holds
+ * the columns, the profiles, names and vocabulary, each document's line and the site and type
+ * sets, so a reopen reads them instead of analysing the items), plus a journal of every change
+ * since (see Journal). A change is journaled and fsync'd before it is applied and before
+ * `upsert`/`deleteSite` return, so what they acknowledged survives a kill at any moment.
  */
 export class IndexStore {
   /** The items as their JSON bytes, decoded only when asked for (items.ts). */
