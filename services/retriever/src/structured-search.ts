@@ -270,6 +270,21 @@ export function contenders(
       above++;
     } else if (fits[i] === floor) tied.push(i);
   }
-  tied.sort((a, b) => (urls[a]! < urls[b]! ? -1 : urls[a]! > urls[b]! ? 1 : 0));
-  return [...out, ...tied.slice(0, n - above)];
+  // the first of the tied by URL, kept in order as they come (no sort of them all)
+  const want = n - above;
+  const first: number[] = [];
+  for (const i of tied) {
+    const url = urls[i]!;
+    if (first.length === want && url >= urls[first[want - 1]!]!) continue;
+    let lo = 0;
+    let hi = first.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (urls[first[mid]!]! < url) lo = mid + 1;
+      else hi = mid;
+    }
+    first.splice(lo, 0, i);
+    if (first.length > want) first.pop();
+  }
+  return [...out, ...first];
 }

@@ -28,6 +28,8 @@ const PENDING_BATCH = 2_048;
  */
 export class VectorIndex {
   private ann: AnnIndex;
+  /** The graph file `ann` is a read-only view of (mapped, not read into memory), until it must change. */
+  private viewed: string | undefined;
   private codes: Int16Array;
   private scales: Float32Array;
   private readonly present = new DocSet();
@@ -78,7 +80,7 @@ export class VectorIndex {
       this.present.add(doc);
       this.pending.push(doc);
     });
-    if (replaced.length) this.ann.remove(replaced);
+    if (replaced.length) this.writable().remove(replaced);
     if (this.count > EXACT_BELOW && this.pending.length >= PENDING_BATCH) this.flush();
   }
 
@@ -88,7 +90,7 @@ export class VectorIndex {
     this.count--;
     if (this.inGraph.has(doc)) {
       this.inGraph.delete(doc);
-      this.ann.remove(BigInt(doc));
+      this.writable().remove(BigInt(doc));
     }
   }
 
@@ -103,7 +105,7 @@ export class VectorIndex {
       for (let i = 0; i < this.dimensions; i++) v[i] = this.codes[base + i]!;
       return fullRange(v);
     });
-    this.ann.add(BigUint64Array.from(docs.map(BigInt)), floats, THREADS);
+    this.writable().add(BigUint64Array.from(docs.map(BigInt)), floats, THREADS);
     for (const d of docs) this.inGraph.add(d);
   }
 
@@ -181,7 +183,7 @@ export class VectorIndex {
   /** The graph to `graphPath` (usearch's format); the codes as bytes, returned. */
   save(graphPath: string): Buffer {
     this.flush();
-    this.ann.save(graphPath);
+    this.writable().save(graphPath);
     const docs = Uint32Array.from(this.present);
     const header = Buffer.alloc(12);
     header.writeUInt32LE(1, 0);
@@ -211,10 +213,12 @@ export class VectorIndex {
       (codesFile.byteOffset + at) % 2 === 0
         ? new Int16Array(codesFile.buffer, codesFile.byteOffset + at, n * this.dimensions)
         : new Int16Array(copy(codesFile, at, n * this.dimensions * 2));
+    // the graph viewed (memory-mapped): searched where it lies, read into memory only to change it
     const ann = newAnn(this.dimensions);
-    ann.load(graphPath);
+    ann.view(graphPath);
     if (ann.size() !== n) throw new Error('vector graph and codes disagree');
     this.ann = ann;
+    this.viewed = graphPath;
     const max = docs.reduce((a, b) => Math.max(a, b), 0);
     // sized once, to the documents there are (no room to grow until more come)
     if (max + 1 > this.scales.length) {
@@ -235,6 +239,17 @@ export class VectorIndex {
     this.inGraph = DocSet.of(docs);
     this.pending = [];
     this.count = n;
+  }
+
+  /** The graph, read into memory first when it is a view (a view cannot change). */
+  private writable(): AnnIndex {
+    if (this.viewed) {
+      const ann = newAnn(this.dimensions);
+      ann.load(this.viewed);
+      this.ann = ann;
+      this.viewed = undefined;
+    }
+    return this.ann;
   }
 
   private reserve(docs: number): void {
