@@ -93,6 +93,10 @@ const ChildResult = z.object({
   p50Ms: z.number(),
   p99Ms: z.number(),
   meanMs: z.number(),
+  /** Embedded only: opening the saved index again in a fresh process (a restart), and that process's RSS. */
+  reopenSeconds: z.number().optional(),
+  reopenRssBytes: z.number().optional(),
+  reopenP50Ms: z.number().optional(),
   perQuery: z.array(
     z.object({ query: z.string(), p50Ms: z.number(), results: z.number(), top: z.array(z.string()) }),
   ),
@@ -121,6 +125,8 @@ async function freePort(): Promise<number> {
 
 interface Opened {
   store: RetrieverStore;
+  /** The embedded store's data directory (kept after close for the reopen child, which removes it). */
+  dataDir?: string;
   diskBytes(): Promise<number>;
   close(): Promise<void>;
 }
@@ -131,10 +137,10 @@ async function openBackend(backend: Backend): Promise<Opened> {
     const store = await IndexStore.open({ dataDir: dir });
     return {
       store,
+      dataDir: dir,
       diskBytes: async () => dirBytes(dir),
       close: async () => {
         await store.close();
-        rmSync(dir, { recursive: true, force: true });
       },
     };
   }
@@ -196,6 +202,7 @@ async function runOne(backend: Backend, size: number, rounds: number): Promise<C
     const all = samples.flat();
     const diskBytes = await opened.diskBytes();
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
+    if (opened.dataDir) process.stdout.write(`DATADIR ${opened.dataDir}\n`);
     return {
       backend,
       size,
@@ -220,31 +227,77 @@ async function runOne(backend: Backend, size: number, rounds: number): Promise<C
   }
 }
 
-function runChild(backend: Backend, size: number, rounds: number): Promise<ChildResult> {
+/**
+ * A restart: the saved index opened again in a fresh process (what a retriever does when it
+ * starts), timed, then the questions once each; its RSS is the memory a site of this size needs
+ * when serving. Removes the directory.
+ */
+async function runReopen(
+  dir: string,
+  size: number,
+): Promise<{ reopenSeconds: number; reopenRssBytes: number; reopenP50Ms: number }> {
+  WordNet.get();
+  const understandings = QUERIES.map((q) => testSite(q.site).ask(q.query));
+  try {
+    const t0 = performance.now();
+    const store = await IndexStore.open({ dataDir: dir });
+    const reopenSeconds = (performance.now() - t0) / 1000;
+    if (store.size !== size) throw new Error(`reopened ${store.size} items, expected ${size}`);
+    const times: number[] = [];
+    for (let i = 0; i < QUERIES.length; i++) {
+      const q = QUERIES[i]!;
+      const t = performance.now();
+      await store.searchWithOutcome({
+        query: q.query,
+        site: [q.site],
+        numResults: 50,
+        understanding: understandings[i]!,
+      });
+      times.push(performance.now() - t);
+    }
+    global.gc?.();
+    const reopenRssBytes = process.memoryUsage().rss;
+    await store.close();
+    return { reopenSeconds, reopenRssBytes, reopenP50Ms: percentile(times, 50) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function spawnChild(args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     const script = fileURLToPath(import.meta.url);
     const child = spawn(
       process.execPath,
-      [
-        ...process.execArgv,
-        '--max-old-space-size=6144',
-        script,
-        '--child',
-        backend,
-        String(size),
-        String(rounds),
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
+      [...process.execArgv, '--max-old-space-size=6144', '--expose-gc', script, ...args],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
     );
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('error', reject);
     child.on('exit', (code) => {
       const line = out.split('\n').find((l) => l.startsWith('RESULT '));
-      if (code !== 0 || !line) return reject(new Error(`${backend} at ${size}: exit ${code}\n${out}`));
-      resolve(ChildResult.parse(JSON.parse(line.slice(7))));
+      const dir = out.split('\n').find((l) => l.startsWith('DATADIR '));
+      if (code !== 0 || !line) {
+        if (dir) rmSync(dir.slice(8), { recursive: true, force: true });
+        return reject(new Error(`${args.join(' ')}: exit ${code}\n${out}`));
+      }
+      resolve(`${dir ?? ''}\n${line}`);
     });
   });
+}
+
+async function runChild(backend: Backend, size: number, rounds: number): Promise<ChildResult> {
+  const out = (await spawnChild(['--child', backend, String(size), String(rounds)])).split('\n');
+  const result = ChildResult.parse(JSON.parse(out[1]!.slice(7)));
+  const dir = out[0]?.startsWith('DATADIR ') ? out[0].slice(8) : undefined;
+  if (!dir) return result;
+  const reopen = z
+    .object({ reopenSeconds: z.number(), reopenRssBytes: z.number(), reopenP50Ms: z.number() })
+    .parse(JSON.parse((await spawnChild(['--reopen', dir, String(size)])).split('\n')[1]!.slice(7)));
+  return { ...result, ...reopen };
 }
 
 const mb = (b: number) => (b / 2 ** 20).toFixed(1);
@@ -267,12 +320,14 @@ function report(results: ChildResult[], runRounds: number): string {
     `${new Date().toISOString()} · ${cpus().length} cores (${cpus()[0]?.model ?? '?'}) · Node ${process.version} · ` +
       `${QUERIES.length} questions × ${rounds} rounds after a warm-up, each through the store's searchWithOutcome (50 results)`,
     '',
-    '| items | backend | load s | load items/s | on disk MB | peak RSS MB | p50 ms | p99 ms | mean ms |',
-    '| ----: | ------- | -----: | -----------: | ---------: | ----------: | -----: | -----: | ------: |',
+    '| items | backend | load s | load items/s | on disk MB | peak RSS MB | p50 ms | p99 ms | mean ms | reopen s | RSS after reopen MB |',
+    '| ----: | ------- | -----: | -----------: | ---------: | ----------: | -----: | -----: | ------: | -------: | ------------------: |',
     ...results.map(
       (r) =>
-        `| ${r.size} | ${r.backend} | ${r.loadSeconds.toFixed(1)} | ${Math.round(r.loadItemsPerSecond)} | ${mb(r.diskBytes)} | ${mb(r.rssBytes)} | ${ms(r.p50Ms)} | ${ms(r.p99Ms)} | ${ms(r.meanMs)} |`,
+        `| ${r.size} | ${r.backend} | ${r.loadSeconds.toFixed(1)} | ${Math.round(r.loadItemsPerSecond)} | ${mb(r.diskBytes)} | ${mb(r.rssBytes)} | ${ms(r.p50Ms)} | ${ms(r.p99Ms)} | ${ms(r.meanMs)} | ${r.reopenSeconds === undefined ? '–' : r.reopenSeconds.toFixed(1)} | ${r.reopenRssBytes === undefined ? '–' : mb(r.reopenRssBytes)} |`,
     ),
+    '',
+    'reopen: the saved index opened again in a fresh process (a restart), then each question once; RSS after reopen is that process after the questions (the memory a site of that size needs when serving).',
   ];
   const sizes = [...new Set(results.map((r) => r.size))];
   const pairs = sizes.flatMap((size) => {
@@ -308,6 +363,10 @@ if (process.argv[2] === '--child') {
   const rounds = z.coerce.number().int().positive().parse(process.argv[5]);
   const result = await runOne(backend, size, rounds);
   process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
+} else if (process.argv[2] === '--reopen') {
+  const dir = z.string().min(1).parse(process.argv[3]);
+  const size = z.coerce.number().int().positive().parse(process.argv[4]);
+  process.stdout.write(`RESULT ${JSON.stringify(await runReopen(dir, size))}\n`);
 } else {
   const args = Args.parse({
     sizes: list(argValue('sizes') ?? process.env.ASKBUS_BENCH_SIZES ?? '3000,30000'),
@@ -320,7 +379,11 @@ if (process.argv[2] === '--child') {
       process.stderr.write(`${backend} at ${size} items…\n`);
       const r = await runChild(backend, size, args.rounds);
       process.stderr.write(
-        `  load ${r.loadSeconds.toFixed(1)} s (${Math.round(r.loadItemsPerSecond)} items/s), p50 ${ms(r.p50Ms)} ms, p99 ${ms(r.p99Ms)} ms, RSS ${mb(r.rssBytes)} MB\n`,
+        `  load ${r.loadSeconds.toFixed(1)} s (${Math.round(r.loadItemsPerSecond)} items/s), p50 ${ms(r.p50Ms)} ms, p99 ${ms(r.p99Ms)} ms, RSS ${mb(r.rssBytes)} MB` +
+          (r.reopenSeconds === undefined
+            ? ''
+            : `, reopen ${r.reopenSeconds.toFixed(1)} s, RSS after reopen ${mb(r.reopenRssBytes!)} MB`) +
+          '\n',
       );
       results.push(r);
     }

@@ -2,6 +2,14 @@ import { STOPWORDS, stem, tokenize } from '@askbus/search-core';
 import { normalize, type EmbedKind, type EmbeddingProvider } from './provider';
 import { WordNet } from './wordnet';
 
+/** A vocabulary's counts as plain data. */
+export interface VocabularySnapshot {
+  docs: number;
+  changes: number;
+  counts: Array<[string, number]>;
+  categories: Array<[string, number]>;
+}
+
 /** Document frequencies of (stemmed) words in the loaded data. */
 export class Vocabulary {
   private readonly counts = new Map<string, number>();
@@ -25,6 +33,24 @@ export class Vocabulary {
     this.changes++;
     bump(this.counts, text, -1);
     bump(this.categoryCounts, categories, -1);
+  }
+  /** The counts as plain data (JSON-safe): `restore` reads them back. */
+  snapshot(): VocabularySnapshot {
+    return {
+      docs: this.docs,
+      changes: this.changes,
+      counts: [...this.counts],
+      categories: [...this.categoryCounts],
+    };
+  }
+  /** Replaces the counts with a snapshot's. */
+  restore(s: VocabularySnapshot): void {
+    this.counts.clear();
+    this.categoryCounts.clear();
+    for (const [w, n] of s.counts) this.counts.set(w, n);
+    for (const [w, n] of s.categories) this.categoryCounts.set(w, n);
+    this.docs = s.docs;
+    this.changes = s.changes + 1;
   }
   df(stemmed: string): number {
     return this.counts.get(stemmed) ?? 0;

@@ -82,6 +82,21 @@ export class DocSet {
       }
     }
   }
+  /** Members, ascending, as an array (faster than iterating in hot loops). */
+  toArray(): Uint32Array {
+    const out = new Uint32Array(this.size);
+    const words = this.words;
+    let at = 0;
+    for (let w = 0; w < words.length; w++) {
+      let bits = words[w]!;
+      while (bits !== 0) {
+        const low = bits & -bits;
+        out[at++] = (w << 5) + 31 - Math.clz32(low);
+        bits ^= low;
+      }
+    }
+    return out;
+  }
   get size(): number {
     let n = 0;
     for (const word of this.words) {

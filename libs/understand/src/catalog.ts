@@ -1,8 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import type { SiteProfile, StoredItem } from '@askbus/contracts';
 import { extractFacts, factsByPath, itemYear, type Fact } from './facts';
-import { NameIndex } from './names';
-import { contributionOf, ProfileBuilder } from './profile';
+import { NameIndex, type IndexedName } from './names';
+import { contributionOf, ProfileBuilder, type ProfileSnapshot } from './profile';
+
+/** A catalog as plain data (JSON-safe): profile counts per site and the names (not the facts). */
+export interface CatalogSnapshot {
+  profiles: ProfileSnapshot[];
+  names: IndexedName[];
+  /** Each name's key, in the order of `names` (restoring then needs no name analysed again). */
+  nameKeys?: string[];
+}
 
 /**
  * What a store knows of its items besides the items: each site's profile (kept by counts as
@@ -19,7 +27,8 @@ export class SiteCatalog {
   /** @param keepFacts keep every item's facts in memory (the embedded index filters with them). */
   constructor(private readonly keepFacts: boolean) {}
 
-  add(item: StoredItem): void {
+  /** Adds an item; its facts by path (text left out, as `facts` gives them). */
+  add(item: StoredItem): Map<string, Fact[]> {
     const facts = extractFacts(item.schema_object);
     this.builder(item.site).add(contributionOf(item['@type'], facts));
     const year = itemYear(facts);
@@ -30,7 +39,28 @@ export class SiteCatalog {
       type: item['@type'],
       ...(year !== undefined ? { year } : {}),
     });
-    if (this.keepFacts) this.factMaps.set(item.url, factsByPath(facts.filter((f) => f.kind !== 'text')));
+    const byPath = factsByPath(facts.filter((f) => f.kind !== 'text'));
+    if (this.keepFacts) this.factMaps.set(item.url, byPath);
+    return byPath;
+  }
+
+  /** The profiles' counts and the names as plain data (`restore` reads them back; kept facts are not in it). */
+  snapshot(): CatalogSnapshot {
+    return {
+      profiles: [...this.builders.values()].map((b) => b.snapshot()),
+      names: this.names.entries(),
+      nameKeys: this.names.keys(),
+    };
+  }
+
+  /** Replaces the profiles and names with a snapshot's (a catalog that keeps facts cannot: they are not in it). */
+  restore(s: CatalogSnapshot): void {
+    if (this.keepFacts) throw new Error('a catalog that keeps facts cannot be restored from a snapshot');
+    this.builders.clear();
+    for (const p of s.profiles) this.builders.set(p.site, ProfileBuilder.restore(p));
+    for (const e of this.names.entries()) this.names.remove(e.url);
+    const keys = s.nameKeys?.length === s.names.length ? s.nameKeys : undefined;
+    s.names.forEach((e, i) => (keys ? this.names.addKeyed(e, keys[i]!) : this.names.add(e)));
   }
 
   /** Undoes `add` of this very item (pass the item as it was added). */

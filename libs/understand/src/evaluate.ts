@@ -100,7 +100,11 @@ export function percentile(value: number, quantiles: readonly number[] | undefin
 /** How well an item fits one order, 0..1 (1 = the top of what the question asks for); undefined without a value. */
 export function orderFit(o: Order, facts: FactMap): number | undefined {
   const v = targetValue(o.target, facts);
-  if (v === undefined) return undefined;
+  return v === undefined ? undefined : fitOfValue(o, v);
+}
+
+/** How well a value fits one order, 0..1 (orderFit of an item with this value). */
+export function fitOfValue(o: Pick<Order, 'quantiles' | 'direction'>, v: number): number {
   const p = o.quantiles ? percentile(v, o.quantiles) : 0.5 + Math.atan(v / (Math.abs(v) + 1)) / Math.PI;
   return o.direction === 'desc' ? p : 1 - p;
 }

@@ -68,9 +68,23 @@ export class NameIndex {
     return this.byUrl.size;
   }
 
+  /** Every entry, in the order added (`add` them again to rebuild the index). */
+  entries(): IndexedName[] {
+    return [...this.byUrl.values()];
+  }
+
+  /** Each entry's key (nameKey of its name), in the order of `entries`. */
+  keys(): string[] {
+    return [...this.byUrl.values()].map((e) => nameKey(e.name));
+  }
+
   add(entry: IndexedName): void {
+    this.addKeyed(entry, nameKey(entry.name));
+  }
+
+  /** `add` with the name's key already known (`keys` gives them, in the order of `entries`). */
+  addKeyed(entry: IndexedName, key: string): void {
     this.remove(entry.url);
-    const key = nameKey(entry.name);
     if (!key) return;
     this.byUrl.set(entry.url, entry);
     push(this.exact, key, entry);

@@ -87,6 +87,35 @@ class PathStats {
   /** folded value → [count, the spelling first seen]. */
   readonly strs = new Map<string, [number, string]>();
 
+  /** The counts as plain data (`restore` reads them back). */
+  snapshot(): PathStatsSnapshot {
+    return {
+      items: this.items,
+      label: this.label,
+      context: this.context,
+      kinds: [...this.kinds],
+      units: [...this.units],
+      srcUnits: [...this.srcUnits],
+      dimensions: [...this.dimensions],
+      nums: [...this.nums],
+      strs: [...this.strs],
+    };
+  }
+
+  static restore(s: PathStatsSnapshot): PathStats {
+    const out = new PathStats();
+    out.items = s.items;
+    out.label = s.label;
+    out.context = s.context;
+    for (const [k, n] of s.kinds) out.kinds.set(k, n);
+    for (const [k, n] of s.units) out.units.set(k, n);
+    for (const [k, n] of s.srcUnits) out.srcUnits.set(k, n);
+    for (const [k, n] of s.dimensions) out.dimensions.set(k, n);
+    for (const [k, n] of s.nums) out.nums.set(k, n);
+    for (const [k, v] of s.strs) out.strs.set(k, v);
+    return out;
+  }
+
   apply(part: PathPart, sign: 1 | -1): void {
     this.items += sign;
     if (sign > 0 || !this.label) {
@@ -121,6 +150,29 @@ const top = <K>(m: Map<K, number>): K | undefined => {
   return best;
 };
 
+/** A path's counts as plain data (JSON-safe). */
+export interface PathStatsSnapshot {
+  items: number;
+  label: string;
+  context: string;
+  kinds: Array<[Fact['kind'], number]>;
+  units: Array<[string, number]>;
+  srcUnits: Array<[string, number]>;
+  dimensions: Array<[string, number]>;
+  nums: Array<[number, number]>;
+  strs: Array<[string, [number, string]]>;
+}
+
+/** A site's profile counts as plain data (JSON-safe): ProfileBuilder.snapshot / restore. */
+export interface ProfileSnapshot {
+  site: string;
+  items: number;
+  changes: number;
+  types: Array<[string, number]>;
+  words: Array<[string, number]>;
+  paths: Array<[string, PathStatsSnapshot]>;
+}
+
 /** The counts behind one site's profile. */
 export class ProfileBuilder {
   private items = 0;
@@ -134,6 +186,28 @@ export class ProfileBuilder {
 
   get size(): number {
     return this.items;
+  }
+
+  /** The counts as plain data (`restore` reads them back): a saved index reopens without re-reading its items. */
+  snapshot(): ProfileSnapshot {
+    return {
+      site: this.site,
+      items: this.items,
+      changes: this.changes,
+      types: [...this.types],
+      words: [...this.words],
+      paths: [...this.paths].map(([p, s]) => [p, s.snapshot()]),
+    };
+  }
+
+  static restore(s: ProfileSnapshot): ProfileBuilder {
+    const out = new ProfileBuilder(s.site);
+    out.items = s.items;
+    out.changes = s.changes;
+    for (const [k, n] of s.types) out.types.set(k, n);
+    for (const [k, n] of s.words) out.words.set(k, n);
+    for (const [p, ps] of s.paths) out.paths.set(p, PathStats.restore(ps));
+    return out;
   }
 
   add(c: ItemContribution): void {

@@ -9,11 +9,25 @@ import {
   type SearchOutcome,
   type SiteInfo,
   type SiteProfile,
+  type Order,
+  type Target,
   type Understanding,
 } from '@askbus/contracts';
-import { hasStructure, nameKey, SiteCatalog } from '@askbus/understand';
-import { structuredSearch } from './structured-search';
-import { LocalEmbeddings, Vocabulary, type EmbeddingProvider } from '@askbus/embeddings';
+import {
+  compileConstraints,
+  fitOfValue,
+  hasStructure,
+  nameKey,
+  SiteCatalog,
+  type CatalogSnapshot,
+} from '@askbus/understand';
+import { structuredSearch, type Selection } from './structured-search';
+import {
+  LocalEmbeddings,
+  Vocabulary,
+  type EmbeddingProvider,
+  type VocabularySnapshot,
+} from '@askbus/embeddings';
 import { Journal, syncDir, type JournalRecord, type JournalReplay } from './journal';
 import { heldElsewhere, type UpsertOptions, type UpsertResult } from './cross-site';
 import { reciprocalRankFusion, VectorIndex } from './vectors';
@@ -26,22 +40,28 @@ import {
   stem,
   type ParsedQuery,
 } from '@askbus/search-core';
+import { FactColumns, type FactColumn } from './columns';
+import { ItemBytes } from './items';
 import {
   codesFile,
   docsFile,
   graphFile,
+  INDEX_FILES_FORMAT,
   INDEX_FORMAT,
   keywordFile,
   LAYOUT_FILE,
   Manifest,
+  lineChunks,
   MANIFEST_FILE,
-  readSegment,
-  segmentChunks,
+  packSections,
+  parseSegment,
+  readSegmentBytes,
   segmentFile,
   writeFileAtomic,
   type IndexFiles,
   type SegmentInfo,
   type SegmentRecord,
+  unpackSections,
 } from './segments';
 
 /** What one search asks (SearchRequest after parsing; numResults defaults to 50). */
@@ -101,6 +121,26 @@ const LegacyItems = z.object({
   journal: z.number().int().nonnegative().optional(),
 });
 
+/** The catalog file of an index generation: profiles and names, the vocabulary, and how many items they count. */
+interface SavedCatalog {
+  items: number;
+  catalog: CatalogSnapshot;
+  vocabulary: VocabularySnapshot;
+}
+const SavedCatalog = z.object({
+  items: z.number().int().nonnegative(),
+  // written by this store with its index: shapes checked by the classes that read them
+  catalog: z.custom<CatalogSnapshot>((v) => !!v && typeof v === 'object' && 'profiles' in v && 'names' in v),
+  vocabulary: z.custom<VocabularySnapshot>((v) => !!v && typeof v === 'object' && 'counts' in v),
+});
+
+/** The site and type sets of an index generation: each name with its documents. */
+const SavedFilters = z.object({
+  sites: z.array(z.tuple([z.string(), z.array(z.number().int().nonnegative())])),
+  types: z.array(z.tuple([z.string(), z.array(z.number().int().nonnegative())])),
+});
+type SavedFilters = z.infer<typeof SavedFilters>;
+
 /** RRF constant and list weights: the keyword list leads, the vector list adds what words miss. */
 const RRF_K = 60;
 const KEYWORD_WEIGHT = 1;
@@ -137,11 +177,19 @@ async function readIfExists(path: string): Promise<Buffer | undefined> {
 interface Snapshot {
   journalGeneration: number;
   /** The new segment (absent when nothing changed). */
-  segment: { id: number; records: SegmentRecord[] } | undefined;
+  segment: { id: number; lines: Buffer[] } | undefined;
   /** Segments the manifest lists after this snapshot (the new one included). */
   segments: SegmentInfo[];
   /** New index files (the graph is written already, under a temp name). */
-  index: { files: IndexFiles; docs: string; keyword: Buffer; codes: Buffer | undefined } | undefined;
+  index:
+    | {
+        files: IndexFiles;
+        docs: string;
+        /** The postings, the fact columns and the catalog, as sections of one file. */
+        keyword: Buffer[];
+        codes: Buffer | undefined;
+      }
+    | undefined;
   /** The index files the manifest names after this snapshot. */
   indexFiles: IndexFiles | undefined;
 }
@@ -153,24 +201,34 @@ interface Snapshot {
  * `dataDir`. Usable in-process without NATS.
  *
  * Items are numbered (documents) for the indexes; a replaced item gets a new number and its
- * old one is dropped from the indexes. On disk: item segments and the indexes (segments.ts),
- * plus a journal of every change since (see Journal). A change is journaled and fsync'd before
- * it is applied and before `upsert`/`deleteSite` return, so what they acknowledged survives a
- * kill at any moment.
+ * old one is dropped from the indexes. Items are kept as bytes (items.ts: read from their
+ * segment, decoded only for the items returned); their facts as per-property columns
+ * (columns.ts), which answer constraints, superlatives and derived quantities without looking
+ * at any item. On disk: item segments and the indexes (segments.ts; the keyword file also holds
+ * the columns, the profiles, names and vocabulary, each document's line and the site and type
+ * sets, so a reopen reads them instead of analysing the items), plus a journal of every change
+ * since (see Journal). A change is journaled and fsync'd before it is applied and before
+ * `upsert`/`deleteSite` return, so what they acknowledged survives a kill at any moment.
  */
 export class IndexStore {
-  private readonly items = new Map<string, StoredItem>();
+  /** The items as their JSON bytes, decoded only when asked for (items.ts). */
+  private readonly items = new ItemBytes();
   private readonly docOf = new Map<string, number>();
   /** Document number → URL ('' once dropped). */
   private urls: string[] = [];
   private keyword = new KeywordIndex();
   private readonly siteDocs = new Map<string, DocSet>();
   private readonly typeDocs = new Map<string, DocSet>();
-  /** Changes since the last snapshot: the item now, or null when deleted. */
-  private dirty = new Map<string, StoredItem | null>();
+  /** Changes since the last snapshot: true when upserted (the item is in `items`), false when deleted. */
+  private dirty = new Map<string, boolean>();
   private segments: SegmentInfo[] = [];
   /** Each property's values and numbers → documents, built when a constraint first needs it; dropped on any change. */
-  private readonly columns = new Map<string, FactColumn>();
+  /** Every indexed item's facts as columns (columns.ts), kept as items are indexed and saved with the indexes. */
+  private factColumns = new FactColumns();
+  /** Every live document (dropped with the columns on any change). */
+  private allDocs: DocSet | undefined;
+  /** Quantiles of orders without the profile's (derived quantities), by target and pool; dropped on any change. */
+  private readonly quantileCache = new Map<string, number[] | undefined>();
   private indexFiles: IndexFiles | undefined;
   private nextSegment = 1;
   private nextGeneration = 1;
@@ -186,7 +244,7 @@ export class IndexStore {
   private _vectorsFrom: 'disk' | 'computed' | 'none' = 'none';
   readonly vocabulary = new Vocabulary();
   /** Each site's profile, the names index and every item's facts, kept with the items. */
-  readonly catalog = new SiteCatalog(true);
+  readonly catalog = new SiteCatalog(false);
   readonly embedder: EmbeddingProvider | undefined;
   private vectors: VectorIndex | undefined;
 
@@ -252,45 +310,49 @@ export class IndexStore {
     this.nextSegment = Math.max(0, ...manifest.segments.map((s) => s.id)) + 1;
     this.nextGeneration = (manifest.index?.generation ?? 0) + 1;
 
-    // the items: every segment in order, later ones winning; which URLs changed after the indexes
+    // the segments the indexes were written with, opened: the index says where each item's line is
     const through = manifest.index?.throughSegment ?? -1;
-    const changedAfter = new Set<string>();
     for (const seg of manifest.segments) {
-      const after = seg.id > through;
-      await readSegment(join(dir, segmentFile(seg.id)), seg.bytes, (r) => {
-        if ('deleted' in r) {
-          this.items.delete(r.deleted);
-          if (after) changedAfter.add(r.deleted);
-        } else {
-          this.items.set(r.url, r);
-          if (after) changedAfter.add(r.url);
-        }
-      });
-    }
-    for (const item of this.items.values()) {
-      this.catalog.add(item);
-      const { text, categories } = embeddingText(item);
-      this.vocabulary.observe(text, categories);
+      if (seg.id > through) continue;
+      const path = join(dir, segmentFile(seg.id));
+      const size = this.items.attach(seg.id, path);
+      if (size !== seg.bytes) throw new Error(`${path} has ${size} bytes, the manifest says ${seg.bytes}`);
     }
 
     const loaded = await this.loadIndexes(dir, manifest.index);
     if (loaded) {
-      // drop what changed after the indexes were written, then index it as it is now
-      const again: StoredItem[] = [];
-      this.urls.forEach((url, doc) => {
-        if (!url) return;
-        const item = this.items.get(url);
-        if (!item || changedAfter.has(url)) this.dropDoc(doc, undefined);
-        else this.addFilters(doc, item);
-      });
-      for (const url of changedAfter) {
-        const item = this.items.get(url);
-        if (item && !this.docOf.has(url)) again.push(item);
+      // the items, indexes, columns, profiles and vocabulary are read as written: nothing is
+      // parsed or analysed again but what changed after them (later segments), applied as those
+      // changes were
+      for (const seg of manifest.segments) {
+        if (seg.id <= through) continue;
+        const path = join(dir, segmentFile(seg.id));
+        const bytes = await readSegmentBytes(path, seg.bytes);
+        const lines: Array<{ record: SegmentRecord; start: number; end: number }> = [];
+        parseSegment(path, bytes, (record, start, end) => lines.push({ record, start, end }));
+        await this.applyRecords(lines.map((l) => l.record));
+        // the items are read from their lines in this segment: nothing of it to write again
+        this.items.attach(seg.id, path);
+        for (const { record, start, end } of lines)
+          if (!('deleted' in record) && this.items.has(record.url))
+            this.items.setLine(record.url, seg.id, start, end - start);
       }
-      await this.indexItems(again);
+      // those changes are in the segments already
+      this.dirty.clear();
       this.indexFiles = manifest.index;
       this._openedFrom = 'disk';
       return { journalGeneration: manifest.journal, needsSnapshot: this._vectorsFrom === 'computed' };
+    }
+    // every segment in order, later ones winning, then everything indexed anew
+    this.items.clear();
+    for (const seg of manifest.segments) {
+      const path = join(dir, segmentFile(seg.id));
+      const bytes = await readSegmentBytes(path, seg.bytes);
+      this.items.attach(seg.id, path);
+      parseSegment(path, bytes, (r, start, end) => {
+        if ('deleted' in r) this.items.delete(r.deleted);
+        else this.items.setLine(r.url, seg.id, start, end - start);
+      });
     }
     await this.rebuildIndexes();
     this._openedFrom = 'rebuilt';
@@ -309,11 +371,8 @@ export class IndexStore {
       throw new Error(`${path} is not a readable askbus index: ${err instanceof Error ? err.message : err}`);
     }
     for (const item of saved.items) {
-      this.items.set(item.url, item);
-      this.dirty.set(item.url, item);
-      this.catalog.add(item);
-      const { text: t, categories } = embeddingText(item);
-      this.vocabulary.observe(t, categories);
+      this.items.set(item);
+      this.dirty.set(item.url, true);
     }
     await this.rebuildIndexes();
     this._openedFrom = 'rebuilt';
@@ -322,15 +381,37 @@ export class IndexStore {
 
   /** Reads the index files the manifest names; false when they are missing, stale or damaged. */
   private async loadIndexes(dir: string, files: IndexFiles | undefined): Promise<boolean> {
-    if (!files || files.analyzer !== ANALYZER_VERSION) return false;
+    if (!files || files.analyzer !== ANALYZER_VERSION || files.format !== INDEX_FILES_FORMAT) return false;
     try {
       const docsBytes = await readFile(join(dir, docsFile(files.generation)));
       const urls = z.array(z.string()).parse(JSON.parse(docsBytes.toString('utf8')));
-      const keyword = KeywordIndex.load(await readFile(join(dir, keywordFile(files.generation))));
+      // the keyword file: the postings, the fact columns, the catalog and vocabulary
+      const [postings, columnBytes, catalogBytes, locationBytes, filterBytes] = unpackSections(
+        await readFile(join(dir, keywordFile(files.generation))),
+        5,
+      ) as [Buffer, Buffer, Buffer, Buffer, Buffer];
+      const keyword = KeywordIndex.load(postings);
       for (let doc = 0; doc < urls.length; doc++)
         if (urls[doc] && !keyword.has(doc)) throw new Error('keyword index misses documents');
+      const columns = FactColumns.load(columnBytes);
+      const saved = SavedCatalog.parse(JSON.parse(catalogBytes.toString('utf8')));
+      // each document's line: segment, offset, length
+      if (locationBytes.length !== urls.length * 24) throw new Error('the item locations are damaged');
+      const locations = new Float64Array(urls.length * 3);
+      new Uint8Array(locations.buffer).set(locationBytes);
+      urls.forEach((url, doc) => {
+        if (!url) return;
+        this.items.setLine(url, locations[doc * 3]!, locations[doc * 3 + 1]!, locations[doc * 3 + 2]!);
+      });
+      if (saved.items !== this.items.size) throw new Error('the catalog is of other items');
+      const filters = SavedFilters.parse(JSON.parse(filterBytes.toString('utf8')));
+      this.catalog.restore(saved.catalog);
+      this.vocabulary.restore(saved.vocabulary);
+      this.factColumns = columns;
       this.keyword = keyword;
       this.urls = urls;
+      for (const [name, docs] of filters.sites) this.siteDocs.set(name, DocSet.of(docs, urls.length));
+      for (const [name, docs] of filters.types) this.typeDocs.set(name, DocSet.of(docs, urls.length));
       urls.forEach((url, doc) => {
         if (url) this.docOf.set(url, doc);
       });
@@ -338,8 +419,10 @@ export class IndexStore {
       this.keyword = new KeywordIndex();
       this.urls = [];
       this.docOf.clear();
+      this.items.clear();
       return false;
     }
+    this.invalidate();
     const vectors = this.vectors;
     if (!vectors || !this.embedder) return true;
     let fromDisk = false;
@@ -370,24 +453,40 @@ export class IndexStore {
 
   /** Indexes every item from scratch. */
   private async rebuildIndexes(): Promise<void> {
+    this.catalog.restore({ profiles: [], names: [] });
+    this.vocabulary.restore({ docs: 0, changes: this.vocabulary.version, counts: [], categories: [] });
+    this.factColumns = new FactColumns();
+    this.invalidate();
     this.keyword = new KeywordIndex();
     this.urls = [];
     this.docOf.clear();
     this.siteDocs.clear();
     this.typeDocs.clear();
     if (this.vectors) this.vectors = new VectorIndex(this.vectors.dimensions);
-    await this.indexItems([...this.items.values()]);
+    // decoded a batch at a time: never every item as objects at once
+    let batch: StoredItem[] = [];
+    for (const item of this.items.values()) {
+      batch.push(item);
+      if (batch.length >= EMBED_BATCH) {
+        await this.indexItems(batch);
+        batch = [];
+      }
+    }
+    await this.indexItems(batch);
     this.indexFiles = undefined;
     if (this.vectors) this._vectorsFrom = 'computed';
   }
 
-  /** Numbers items that have no document and puts them in every index (items already in `items`). */
+  /** Numbers items that have no document and puts them in every index, the catalog and the vocabulary (items already in `items`). */
   private async indexItems(items: readonly StoredItem[]): Promise<void> {
     const docs: number[] = [];
     for (const item of items) {
       const doc = this.urls.length;
       this.urls.push(item.url);
       this.docOf.set(item.url, doc);
+      this.factColumns.add(doc, this.catalog.add(item));
+      const { text, categories } = embeddingText(item);
+      this.vocabulary.observe(text, categories);
       this.keyword.add(doc, flattenItem(item));
       this.addFilters(doc, item);
       docs.push(doc);
@@ -425,6 +524,27 @@ export class IndexStore {
     }
     this.urls[doc] = '';
     if (this.docOf.get(url) === doc) this.docOf.delete(url);
+  }
+
+  /** Applies a later segment's lines on open, as the changes they record were applied (upserts in batches, deletions). */
+  private async applyRecords(records: readonly SegmentRecord[]): Promise<void> {
+    let batch: StoredItem[] = [];
+    const flush = async (): Promise<void> => {
+      if (batch.length === 0) return;
+      const items = latestByUrl(batch);
+      batch = [];
+      this.applyUpsert(items, await this.embedDocuments(items));
+    };
+    for (const r of records) {
+      if ('deleted' in r) {
+        await flush();
+        this.applyDelete(r.deleted);
+      } else {
+        batch.push(r);
+        if (batch.length >= EMBED_BATCH) await flush();
+      }
+    }
+    await flush();
   }
 
   /** Applies one journaled change again on open (it is on disk already). */
@@ -483,9 +603,9 @@ export class IndexStore {
     if (u && hasStructure(u)) {
       return structuredSearch(
         {
-          items: (s, t) => this.itemsOf(s, t),
           facts: (item) => this.catalog.facts(item),
-          narrow: (constraints, s, t) => this.narrow(constraints, s, t),
+          select: (constraints, s, t) => this.select(constraints, s, t),
+          quantiles: (target, s, t) => this.quantiles(target, s, t),
           textRanks: (text, allowed, depth, keywordOnly) =>
             this.textRanks(text, allowed, depth, keywordOnly, sites),
         },
@@ -526,103 +646,131 @@ export class IndexStore {
     return s && t ? DocSet.intersection(s, t) : (s ?? t);
   }
 
+  /** The live documents of these sites and types (every live document when neither is given). */
+  private poolOf(sites: ReadonlySet<string> | undefined, types: ReadonlySet<string> | undefined): DocSet {
+    const filter = this.filterOf(sites, types);
+    if (filter) return filter;
+    if (!this.allDocs) {
+      this.allDocs = new DocSet(this.urls.length);
+      this.urls.forEach((url, doc) => {
+        if (url && this.items.has(url)) this.allDocs!.add(doc);
+      });
+    }
+    return this.allDocs;
+  }
+
   /**
-   * The items that may pass these constraints, from the property columns: a value constraint
-   * takes the documents of its values, a range the documents whose numbers lie in it (by binary
-   * search), intersected with each other and with the site and type sets. Constraints no column
-   * answers (negations, words a value must contain, derived quantities) narrow nothing; every
-   * item returned is still tested.
+   * The items that pass these constraints, exactly, from the property columns: a range on a
+   * property takes the documents with a number in it (by binary search in the sorted numbers),
+   * a derived quantity is computed from the columns' first numbers, a value constraint takes the
+   * documents of its values (the others, when negated); intersected with each other and with
+   * the site and type sets. Constraints no column answers (words a value must contain) are
+   * tested on the items left.
    */
-  private narrow(
+  private select(
     constraints: readonly Constraint[],
     sites: ReadonlySet<string> | undefined,
     types: ReadonlySet<string> | undefined,
-  ): StoredItem[] | undefined {
-    let set: DocSet | undefined;
+  ): Selection {
+    let set = this.poolOf(sites, types);
+    const rest: Constraint[] = [];
     for (const k of constraints) {
-      let docs: DocSet | undefined;
-      if (k.kind === 'range' && 'path' in k.target) {
+      const docs = this.constraintDocs(k, set);
+      if (docs) set = DocSet.intersection(set, docs);
+      else rest.push(k);
+    }
+    if (rest.length) {
+      const passes = compileConstraints(rest);
+      const kept = new DocSet(this.urls.length);
+      for (const doc of set.toArray()) {
+        const item = this.itemOf(doc);
+        if (item && passes(this.catalog.facts(item))) kept.add(doc);
+      }
+      set = kept;
+    }
+    return new ColumnSelection(this.selectionSource, set);
+  }
+
+  /** What a selection reads of the store. */
+  private readonly selectionSource: SelectionSource = {
+    item: (doc) => this.itemOf(doc),
+    url: (doc) => this.urls[doc] ?? '',
+    doc: (url) => this.docOf.get(url),
+    column: (path) => this.column(path),
+  };
+
+  private itemOf(doc: number): StoredItem | undefined {
+    const url = this.urls[doc];
+    return url ? this.items.get(url) : undefined;
+  }
+
+  /** The documents of `pool` that pass one constraint, from the columns; undefined when no column answers it. */
+  private constraintDocs(k: Constraint, pool: DocSet): DocSet | undefined {
+    if (k.kind === 'range') {
+      const docs = new DocSet(this.urls.length);
+      if ('path' in k.target) {
         const col = this.column(k.target.path);
-        docs = new DocSet(this.urls.length);
         let i = k.min === undefined ? 0 : lowerBound(col.nums, k.min);
         for (; i < col.nums.length && (k.max === undefined || col.nums[i]! <= k.max); i++)
-          docs.add(col.numDocs[i]!);
-      } else if (k.kind === 'value' && !k.negated && k.contains.length === 0 && k.values.length > 0) {
-        const col = this.column(k.path);
-        docs = new DocSet(this.urls.length);
-        for (const v of k.values) for (const doc of col.values.get(nameKey(v)) ?? []) docs.add(doc);
+          if (inRange(col.nums[i]!, k)) docs.add(col.numDocs[i]!);
+      } else {
+        const values = derivedValues(k.target, this.selectionSource, pool);
+        for (let i = 0; i < values.docs.length; i++)
+          if (inRange(values.keys[i]!, k)) docs.add(values.docs[i]!);
       }
-      if (docs) set = set ? DocSet.intersection(set, docs) : docs;
+      return docs;
     }
-    if (!set) return undefined;
-    const filter = this.filterOf(sites, types);
-    if (filter) set = DocSet.intersection(set, filter);
-    const out: StoredItem[] = [];
-    for (const doc of set) {
-      const item = this.items.get(this.urls[doc]!);
-      if (item) out.push(item);
+    const col = this.column(k.path);
+    const hits = new DocSet(this.urls.length);
+    for (const v of k.values) for (const doc of col.values.get(nameKey(v)) ?? []) hits.add(doc);
+    if (k.contains.length > 0) {
+      // values holding the words in sequence (as compileConstraints tests them)
+      const seqs = k.contains.map((seq) => ` ${seq.join(' ')} `);
+      for (const [key, docs] of col.values)
+        if (seqs.some((q) => ` ${key} `.includes(q))) for (const doc of docs) hits.add(doc);
     }
+    if (!k.negated) return hits;
+    const others = new DocSet(this.urls.length);
+    for (const doc of pool.toArray()) if (!hits.has(doc)) others.add(doc);
+    return others;
+  }
+
+  /** 11 quantiles of a target's numbers over the items of these sites and types (kept until a change). */
+  private quantiles(
+    target: Target,
+    sites: ReadonlySet<string> | undefined,
+    types: ReadonlySet<string> | undefined,
+  ): number[] | undefined {
+    const key = JSON.stringify([target, sites && [...sites].sort(), types && [...types].sort()]);
+    if (this.quantileCache.has(key)) return this.quantileCache.get(key);
+    const { keys } = derivedValues(target, this.selectionSource, this.poolOf(sites, types));
+    const out = sortedQuantiles(keys.filter((v) => Number.isFinite(v)).sort());
+    this.quantileCache.set(key, out);
     return out;
   }
 
-  /** A property's column: documents by value key, and numbers sorted with their documents. */
   private column(path: string): FactColumn {
-    let col = this.columns.get(path);
-    if (col) return col;
-    const values = new Map<string, number[]>();
-    const pairs: Array<[number, number]> = [];
-    this.urls.forEach((url, doc) => {
-      const item = url ? this.items.get(url) : undefined;
-      if (!item) return;
-      for (const f of this.catalog.facts(item).get(path) ?? []) {
-        if (f.str !== undefined) {
-          const key = nameKey(f.str);
-          const list = values.get(key);
-          if (list) list.push(doc);
-          else values.set(key, [doc]);
-        }
-        if (f.num !== undefined) pairs.push([f.num, doc]);
-      }
-    });
-    pairs.sort((a, b) => a[0] - b[0]);
-    col = {
-      values,
-      nums: Float64Array.from(pairs, (p) => p[0]),
-      numDocs: Uint32Array.from(pairs, (p) => p[1]),
-    };
-    this.columns.set(path, col);
-    return col;
-  }
-
-  private *itemsOf(
-    sites: ReadonlySet<string> | undefined,
-    types: ReadonlySet<string> | undefined,
-  ): Iterable<StoredItem> {
-    const filter = this.filterOf(sites, types);
-    if (!filter) {
-      yield* this.items.values();
-      return;
-    }
-    for (const doc of filter) {
-      const item = this.items.get(this.urls[doc]!);
-      if (item) yield item;
-    }
+    return this.factColumns.column(path);
   }
 
   /** URLs ranked by the hybrid text search among `allowed`. */
   private async textRanks(
     text: string,
-    allowed: ReadonlySet<string>,
+    allowed: ReadonlySet<string> | Selection,
     depth: number,
     keywordOnly = false,
     sites?: ReadonlySet<string>,
   ): Promise<string[]> {
     const parsed = this.withoutSiteWords(parseQuery(text), sites);
     if (parsed.searchTerms.length === 0) return [];
-    const filter = new DocSet(this.urls.length);
-    for (const url of allowed) {
-      const doc = this.docOf.get(url);
-      if (doc !== undefined) filter.add(doc);
+    let filter: DocSet;
+    if (allowed instanceof ColumnSelection) filter = allowed.docs;
+    else {
+      filter = new DocSet(this.urls.length);
+      for (const url of allowed as ReadonlySet<string>) {
+        const doc = this.docOf.get(url);
+        if (doc !== undefined) filter.add(doc);
+      }
     }
     const keyword = this.keyword.search(parsed.searchTerms, depth, filter).map((h) => this.urls[h.doc]!);
     const vector = keywordOnly ? [] : await this.vectorSearch(text, filter, depth);
@@ -746,7 +894,7 @@ export class IndexStore {
     const vectors = await this.embedDocuments(latest);
     return this.exclusive(async () => {
       // H2 (issue 19): another site's URL stays there unless the caller moves it (cross-site.ts).
-      const refused = opts.move ? [] : heldElsewhere(latest, site, (url) => this.items.get(url)?.site);
+      const refused = opts.move ? [] : heldElsewhere(latest, site, (url) => this.siteOf(url));
       const gone = new Set(refused.map((r) => r.url));
       const kept = gone.size ? latest.filter((i) => !gone.has(i.url)) : latest;
       const keptVectors = gone.size ? vectors.filter((_, n) => !gone.has(latest[n]!.url)) : vectors;
@@ -758,22 +906,40 @@ export class IndexStore {
     });
   }
 
-  private async embedDocuments(items: readonly StoredItem[]): Promise<number[][]> {
-    if (!this.embedder || items.length === 0) return [];
-    return this.embedder.embed(
-      items.map((i) => embeddingText(i).text),
-      'document',
-    );
+  /** The site of the item at `url`, from the site sets (no item decoded). */
+  private siteOf(url: string): string | undefined {
+    const doc = this.docOf.get(url);
+    if (doc === undefined) return undefined;
+    for (const [site, docs] of this.siteDocs) if (docs.has(doc)) return site;
+    return undefined;
   }
 
-  private applyUpsert(items: readonly StoredItem[], vectors: readonly number[][]): void {
-    this.columns.clear();
+  /** The items' vectors, embedded a batch at a time and kept as 32-bit floats (a large load holds them all at once). */
+  private async embedDocuments(items: readonly StoredItem[]): Promise<Float32Array[]> {
+    if (!this.embedder || items.length === 0) return [];
+    const out: Float32Array[] = [];
+    for (let i = 0; i < items.length; i += EMBED_BATCH) {
+      const batch = items.slice(i, i + EMBED_BATCH).map((item) => embeddingText(item).text);
+      for (const v of await this.embedder.embed(batch, 'document')) out.push(Float32Array.from(v));
+    }
+    return out;
+  }
+
+  /** Forgets what was derived from the items (kept until the next change). */
+  private invalidate(): void {
+    this.allDocs = undefined;
+    this.quantileCache.clear();
+  }
+
+  private applyUpsert(items: readonly StoredItem[], vectors: readonly ArrayLike<number>[]): void {
+    this.invalidate();
     const docs: number[] = [];
-    const docVectors: number[][] = [];
+    const docVectors: ArrayLike<number>[] = [];
     items.forEach((item, n) => {
-      const old = this.items.get(item.url);
+      const json = JSON.stringify(item);
       // the same item again (a site loaded twice): nothing to index
-      if (old && sameItem(old, item)) return;
+      if (this.items.same(item, json)) return;
+      const old = this.items.get(item.url);
       if (old) {
         const o = embeddingText(old);
         this.vocabulary.forget(o.text, o.categories);
@@ -781,12 +947,13 @@ export class IndexStore {
         const oldDoc = this.docOf.get(item.url);
         if (oldDoc !== undefined) this.dropDoc(oldDoc, old);
       }
-      this.catalog.add(item);
-      this.items.set(item.url, item);
-      this.dirty.set(item.url, item);
+      const facts = this.catalog.add(item);
+      this.items.set(item, json);
+      this.dirty.set(item.url, true);
       const doc = this.urls.length;
       this.urls.push(item.url);
       this.docOf.set(item.url, doc);
+      this.factColumns.add(doc, facts);
       this.keyword.add(doc, flattenItem(item));
       this.addFilters(doc, item);
       const e = embeddingText(item);
@@ -810,24 +977,28 @@ export class IndexStore {
   }
 
   private applyDeleteSite(site: string): number {
-    this.columns.clear();
+    this.invalidate();
     const docs = this.siteDocs.get(site);
     if (!docs) return 0;
     let deleted = 0;
-    for (const doc of [...docs]) {
-      const url = this.urls[doc]!;
-      const item = this.items.get(url);
-      if (!item) continue;
-      this.catalog.remove(item);
-      this.dropDoc(doc, item);
-      this.items.delete(url);
-      this.dirty.set(url, null);
-      const e = embeddingText(item);
-      this.vocabulary.forget(e.text, e.categories);
-      deleted++;
-    }
+    for (const doc of [...docs]) if (this.applyDelete(this.urls[doc]!)) deleted++;
     this.siteDocs.delete(site);
     return deleted;
+  }
+
+  /** Removes one item from everything; whether it was there. */
+  private applyDelete(url: string): boolean {
+    const item = this.items.get(url);
+    if (!item) return false;
+    this.invalidate();
+    this.catalog.remove(item);
+    const doc = this.docOf.get(url);
+    if (doc !== undefined) this.dropDoc(doc, item);
+    this.items.delete(url);
+    this.dirty.set(url, false);
+    const e = embeddingText(item);
+    this.vocabulary.forget(e.text, e.categories);
+    return true;
   }
 
   /** Runs changes and snapshot captures one after another, in call order. */
@@ -876,6 +1047,7 @@ export class IndexStore {
     await this.exclusive(async () => {
       await this.writes;
       await this.journal?.close();
+      this.items.close();
     });
   }
 
@@ -886,14 +1058,31 @@ export class IndexStore {
       lines + this.dirty.size > COMPACT_LINES_FACTOR * this.items.size + 1_000;
     let segment: Snapshot['segment'];
     let segments: SegmentInfo[];
+    // the new segment's lines are the items' bytes; each item learns where its line will be
+    const lay = (urls: Iterable<[string, boolean]>): Buffer[] => {
+      const id = this.nextSegment;
+      const out: Buffer[] = [];
+      let off = 0;
+      for (const [url, upserted] of urls) {
+        const line = upserted ? this.items.bytes(url) : Buffer.from(JSON.stringify({ deleted: url }));
+        if (!line) continue;
+        if (upserted) this.items.place(url, id, off);
+        out.push(line);
+        off += line.length + 1;
+      }
+      return out;
+    };
     if (compact) {
-      segment = { id: this.nextSegment++, records: [...this.items.values()] };
-      segments = [{ id: segment.id, records: segment.records.length, bytes: -1 }];
+      const all = function* (urls: Iterable<string>): Iterable<[string, boolean]> {
+        for (const url of urls) yield [url, true];
+      };
+      segment = { id: this.nextSegment, lines: lay(all(this.items.urls())) };
+      this.nextSegment++;
+      segments = [{ id: segment.id, records: segment.lines.length, bytes: -1 }];
     } else if (this.dirty.size > 0) {
-      const records: SegmentRecord[] = [];
-      for (const [url, item] of this.dirty) records.push(item ?? { deleted: url });
-      segment = { id: this.nextSegment++, records };
-      segments = [...this.segments, { id: segment.id, records: records.length, bytes: -1 }];
+      segment = { id: this.nextSegment, lines: lay(this.dirty) };
+      this.nextSegment++;
+      segments = [...this.segments, { id: segment.id, records: segment.lines.length, bytes: -1 }];
     } else {
       segment = undefined;
       segments = this.segments;
@@ -913,6 +1102,7 @@ export class IndexStore {
       const generation = this.nextGeneration++;
       const files: IndexFiles = {
         generation,
+        format: INDEX_FILES_FORMAT,
         throughSegment: segments.length ? segments[segments.length - 1]!.id : -1,
         analyzer: ANALYZER_VERSION,
         ...(this.vectors && this.embedder
@@ -920,16 +1110,54 @@ export class IndexStore {
           : {}),
       };
       const codes = this.vectors?.save(join(dir, `${graphFile(generation)}.pending.tmp`));
-      index = { files, docs: JSON.stringify(this.urls), keyword: this.keyword.serialize(), codes };
+      const saved: SavedCatalog = {
+        items: this.items.size,
+        catalog: this.catalog.snapshot(),
+        vocabulary: this.vocabulary.snapshot(),
+      };
+      index = {
+        files,
+        docs: JSON.stringify(this.urls),
+        keyword: packSections([
+          this.keyword.serialize(),
+          this.factColumns.serialize(),
+          Buffer.from(JSON.stringify(saved)),
+          this.locations(),
+          Buffer.from(JSON.stringify(this.savedFilters())),
+        ]),
+        codes,
+      };
       this.indexFiles = files;
     }
     return { journalGeneration, segment, segments, index, indexFiles: this.indexFiles };
   }
 
+  /** Each document's line (segment, offset, length; NaN when dropped), as bytes for the index file. */
+  private locations(): Buffer {
+    const out = new Float64Array(this.urls.length * 3).fill(NaN);
+    this.urls.forEach((url, doc) => {
+      const at = url ? this.items.location(url) : undefined;
+      if (!at) return;
+      out[doc * 3] = at.seg;
+      out[doc * 3 + 1] = at.off;
+      out[doc * 3 + 2] = at.len;
+    });
+    return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+  }
+
+  /** The site and type sets' documents, for the index file. */
+  private savedFilters(): SavedFilters {
+    const entries = (m: Map<string, DocSet>): Array<[string, number[]]> =>
+      [...m].map(([name, docs]) => [name, [...docs]]);
+    return { sites: entries(this.siteDocs), types: entries(this.typeDocs) };
+  }
+
   private async writeSnapshot(dir: string, snapshot: Snapshot): Promise<void> {
     if (snapshot.segment) {
-      const { id, records } = snapshot.segment;
-      const bytes = await writeFileAtomic(join(dir, segmentFile(id)), segmentChunks(records));
+      const { id, lines } = snapshot.segment;
+      const bytes = await writeFileAtomic(join(dir, segmentFile(id)), lineChunks(lines));
+      // its items are read from it now (their own bytes freed, merged-away segments closed)
+      this.items.settle(id, join(dir, segmentFile(id)));
       const info = snapshot.segments.find((s) => s.id === id);
       if (info) info.bytes = bytes;
     }
@@ -985,11 +1213,139 @@ export class IndexStore {
   }
 }
 
-/** One property's values and numbers, for narrowing structured searches. */
-interface FactColumn {
-  values: Map<string, number[]>;
-  nums: Float64Array;
-  numDocs: Uint32Array;
+/** What a selection reads of the store. */
+export interface SelectionSource {
+  item(doc: number): StoredItem | undefined;
+  url(doc: number): string;
+  doc(url: string): number | undefined;
+  column(path: string): FactColumn;
+}
+
+/** A target's number of a document (targetValue over the columns' first numbers); undefined without it. */
+export function targetReader(target: Target, src: SelectionSource): (doc: number) => number | undefined {
+  if ('path' in target) {
+    const first = src.column(target.path).first;
+    return (doc) => {
+      const v = first[doc];
+      return v === undefined || Number.isNaN(v) ? undefined : v;
+    };
+  }
+  const a = src.column(target.derived.a).first;
+  const b = src.column(target.derived.b).first;
+  const op = target.derived.op;
+  return (doc) => {
+    const x = a[doc];
+    const y = b[doc];
+    if (x === undefined || y === undefined || Number.isNaN(x) || Number.isNaN(y)) return undefined;
+    if (op === 'difference') return x - y;
+    if (op === 'sum') return x + y;
+    if (op === 'ratio') return y === 0 ? undefined : x / y;
+    return Math.abs(x - y);
+  };
+}
+
+/** quantilesOf (11 quantiles: 0, 10 … 100 %) of numbers already sorted ascending. */
+function sortedQuantiles(sorted: Float64Array): number[] | undefined {
+  if (sorted.length === 0) return undefined;
+  const out: number[] = [];
+  for (let i = 0; i <= 10; i++) {
+    const at = (sorted.length - 1) * (i / 10);
+    const lo = Math.floor(at);
+    const hi = Math.ceil(at);
+    out.push(sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (at - lo));
+  }
+  return out;
+}
+
+/** A target's number (a property's first number, or a derived quantity) of the documents of `pool` that have it, from the columns. */
+export function derivedValues(
+  target: Target,
+  src: SelectionSource,
+  pool: DocSet,
+): { docs: Uint32Array; keys: Float64Array } {
+  const read = targetReader(target, src);
+  const all = pool.toArray();
+  const docs = new Uint32Array(all.length);
+  const keys = new Float64Array(all.length);
+  let n = 0;
+  for (let i = 0; i < all.length; i++) {
+    const v = read(all[i]!);
+    if (v === undefined) continue;
+    docs[n] = all[i]!;
+    keys[n++] = v;
+  }
+  return { docs: docs.subarray(0, n), keys: keys.subarray(0, n) };
+}
+
+/** Items passing a question's constraints, as a set of documents over the store's columns. */
+export class ColumnSelection implements Selection {
+  constructor(
+    private readonly src: SelectionSource,
+    readonly docs: DocSet,
+  ) {}
+
+  get count(): number {
+    return this.docs.size;
+  }
+
+  get(url: string): StoredItem | undefined {
+    const doc = this.src.doc(url);
+    return doc !== undefined && this.docs.has(doc) ? this.src.item(doc) : undefined;
+  }
+
+  fits(orders: readonly Order[], only?: readonly string[]): { urls: string[]; fits: Float64Array } {
+    const readers = orders.map((o) => targetReader(o.target, this.src));
+    const urls: string[] = [];
+    const fits: number[] = [];
+    const docs = only
+      ? only.map((url) => this.src.doc(url)).filter((d): d is number => d !== undefined)
+      : this.docs.toArray();
+    for (const doc of docs) {
+      let sum = 0;
+      orders.forEach((o, i) => {
+        const v = readers[i]!(doc);
+        sum += v === undefined ? 0 : fitOfValue(o, v);
+      });
+      urls.push(this.src.url(doc));
+      fits.push(orders.length ? sum / orders.length : 1);
+    }
+    return { urls, fits: Float64Array.from(fits) };
+  }
+
+  best(target: Target, direction: 'asc' | 'desc', n: number): Array<{ url: string; sortKey: number }> {
+    const sign = direction === 'desc' ? 1 : -1;
+    const picked: Array<{ doc: number; sortKey: number }> = [];
+    if ('path' in target) {
+      // the column's documents by their number: walked from the best end, only the selected kept
+      const col = this.src.column(target.path);
+      const order = col.order;
+      const len = order.length;
+      for (let i = 0; i < len; i++) {
+        const doc = order[direction === 'desc' ? len - 1 - i : i]!;
+        if (!this.docs.has(doc)) continue;
+        const sortKey = sign * col.first[doc]!;
+        if (picked.length >= n && sortKey !== picked[picked.length - 1]!.sortKey) break;
+        picked.push({ doc, sortKey });
+      }
+    } else {
+      const { docs, keys } = derivedValues(target, this.src, this.docs);
+      if (sign < 0) for (let i = 0; i < keys.length; i++) keys[i] = -keys[i]!;
+      let floor = -Infinity;
+      if (keys.length > n && n > 0) {
+        const sorted = Float64Array.from(keys).sort();
+        floor = sorted[sorted.length - n]!;
+      }
+      for (let i = 0; i < docs.length; i++)
+        if (keys[i]! >= floor) picked.push({ doc: docs[i]!, sortKey: keys[i]! });
+    }
+    return picked.map((p) => ({ url: this.src.url(p.doc), sortKey: p.sortKey }));
+  }
+}
+
+function inRange(v: number, k: Extract<Constraint, { kind: 'range' }>): boolean {
+  if (k.min !== undefined && (k.minInclusive ? v < k.min : v <= k.min)) return false;
+  if (k.max !== undefined && (k.maxInclusive ? v > k.max : v >= k.max)) return false;
+  return true;
 }
 
 /** The first index whose number is at least `min`. */
@@ -1002,10 +1358,6 @@ function lowerBound(nums: Float64Array, min: number): number {
     else hi = mid;
   }
   return lo;
-}
-
-function sameItem(a: StoredItem, b: StoredItem): boolean {
-  return a.site === b.site && a['@type'] === b['@type'] && JSON.stringify(a) === JSON.stringify(b);
 }
 
 /** fsyncs a file written by another writer (usearch), then renames it into place. */

@@ -29,8 +29,17 @@ export const SegmentInfo = z.object({
 });
 export type SegmentInfo = z.infer<typeof SegmentInfo>;
 
+/**
+ * The index files' own layout: 3 added the fact columns and the catalog (profiles, names,
+ * vocabulary), so reopening reads them instead of analysing every item again. Index files of
+ * another layout (or none given: older ones) are rebuilt from the segments, never misread.
+ */
+export const INDEX_FILES_FORMAT = 3;
+
 export const IndexFiles = z.object({
   generation: z.number().int().nonnegative(),
+  /** INDEX_FILES_FORMAT of the files (absent: before 3). */
+  format: z.number().int().optional(),
   /** The last segment the indexes include. */
   throughSegment: z.number().int(),
   analyzer: z.number().int(),
@@ -57,6 +66,37 @@ export const codesFile = (generation: number): string => `vectors-${generation}.
 
 /** Files of this layout, with the generation or segment id they carry. */
 export const LAYOUT_FILE = /^(?:segment-(\d+)\.jsonl|(?:docs|keyword|vectors)-(\d+)\.(?:json|bin|usearch))$/;
+
+const SECTIONS_MAGIC = 0x58494241; // 'ABIX'
+
+/**
+ * Byte sections in one file (the keyword file holds the postings, the fact columns and the
+ * catalog): a magic number, the count, each length, then the sections; as chunks, so nothing
+ * is copied into one buffer to write it.
+ */
+export function packSections(sections: readonly Buffer[]): Buffer[] {
+  const head = Buffer.alloc(8 + 8 * sections.length);
+  head.writeUInt32LE(SECTIONS_MAGIC, 0);
+  head.writeUInt32LE(sections.length, 4);
+  sections.forEach((s, i) => head.writeBigUInt64LE(BigInt(s.length), 8 + 8 * i));
+  return [head, ...sections];
+}
+
+/** The sections `packSections` wrote (views into `buf`); throws on anything else. */
+export function unpackSections(buf: Buffer, count: number): Buffer[] {
+  if (buf.length < 8 || buf.readUInt32LE(0) !== SECTIONS_MAGIC || buf.readUInt32LE(4) !== count)
+    throw new Error('not a sectioned index file');
+  let at = 8 + 8 * count;
+  const out: Buffer[] = [];
+  for (let i = 0; i < count; i++) {
+    const n = Number(buf.readBigUInt64LE(8 + 8 * i));
+    if (at + n > buf.length) throw new Error('the index file is truncated');
+    out.push(buf.subarray(at, at + n));
+    at += n;
+  }
+  if (at !== buf.length) throw new Error('the index file is damaged');
+  return out;
+}
 
 /** One line of a segment: an item, or a URL that no longer has one. */
 const DeletedRecord = z.object({ deleted: z.string() });
@@ -107,15 +147,40 @@ export function* segmentChunks(records: Iterable<SegmentRecord>): Iterable<strin
   if (chunk) yield chunk;
 }
 
-/** Reads a segment written by `segmentChunks`; any bad line is an error (segments are written whole). */
-export async function readSegment(
-  path: string,
-  expectedBytes: number,
-  onRecord: (record: SegmentRecord) => void,
-): Promise<number> {
+/** Lines of JSON (each without its newline) in chunks of about a megabyte: a segment's bytes. */
+export function* lineChunks(lines: Iterable<Buffer>): Iterable<Buffer> {
+  let parts: Buffer[] = [];
+  let size = 0;
+  for (const line of lines) {
+    parts.push(line, NEWLINE);
+    size += line.length + 1;
+    if (size > 1 << 20) {
+      yield Buffer.concat(parts, size);
+      parts = [];
+      size = 0;
+    }
+  }
+  if (size) yield Buffer.concat(parts, size);
+}
+const NEWLINE = Buffer.from('\n');
+
+/** A segment's bytes, checked against the length the manifest gives. */
+export async function readSegmentBytes(path: string, expectedBytes: number): Promise<Buffer> {
   const data = await readFile(path);
   if (data.length !== expectedBytes)
     throw new Error(`${path} has ${data.length} bytes, the manifest says ${expectedBytes}`);
+  return data;
+}
+
+/**
+ * A segment's records, each with where its line is (start, end: without the newline); any bad
+ * line is an error (segments are written whole).
+ */
+export function parseSegment(
+  path: string,
+  data: Buffer,
+  onRecord: (record: SegmentRecord, start: number, end: number) => void,
+): number {
   let start = 0;
   let records = 0;
   for (let line = 1; start < data.length; line++) {
@@ -128,15 +193,24 @@ export async function readSegment(
       throw new Error(`${path} line ${line} is not JSON`);
     }
     const deleted = DeletedRecord.safeParse(raw);
-    if (deleted.success) onRecord(deleted.data);
+    if (deleted.success) onRecord(deleted.data, start, end);
     else {
       const item = StoredItem.safeParse(raw);
       if (!item.success)
         throw new Error(`${path} line ${line} is not an item: ${item.error.issues[0]?.message ?? ''}`);
-      onRecord(item.data);
+      onRecord(item.data, start, end);
     }
     records++;
     start = end + 1;
   }
   return records;
+}
+
+/** Reads a segment written by `segmentChunks` or `lineChunks`; any bad line is an error (segments are written whole). */
+export async function readSegment(
+  path: string,
+  expectedBytes: number,
+  onRecord: (record: SegmentRecord, start: number, end: number) => void,
+): Promise<number> {
+  return parseSegment(path, await readSegmentBytes(path, expectedBytes), onRecord);
 }

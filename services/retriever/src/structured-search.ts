@@ -1,5 +1,13 @@
-import type { Constraint, RetrievedItem, SearchOutcome, StoredItem, Understanding } from '@askbus/contracts';
-import { compileConstraints, quantilesOf, satisfaction, targetValue, type FactMap } from '@askbus/understand';
+import type {
+  Constraint,
+  Order,
+  RetrievedItem,
+  SearchOutcome,
+  StoredItem,
+  Target,
+  Understanding,
+} from '@askbus/contracts';
+import { satisfaction, targetValue, type FactMap } from '@askbus/understand';
 
 /**
  * Search with an understood question: the constraints filter the items of the sites, the
@@ -10,25 +18,48 @@ import { compileConstraints, quantilesOf, satisfaction, targetValue, type FactMa
  * filters in SQL and ranks its rows with `rankCandidates`.
  */
 export interface InMemorySource {
-  /** Every item of these sites (all sites when undefined), of these types when given. */
-  items(sites: ReadonlySet<string> | undefined, types: ReadonlySet<string> | undefined): Iterable<StoredItem>;
   facts(item: StoredItem): FactMap;
   /**
-   * A narrower pool for these constraints, from an index (items that may pass: each is still
-   * tested); undefined when no constraint can narrow the pool.
+   * Exactly the items of these sites and types that pass every constraint (from the property
+   * columns where they answer, each remaining constraint tested on the items left).
    */
-  narrow?(
+  select(
     constraints: readonly Constraint[],
     sites: ReadonlySet<string> | undefined,
     types: ReadonlySet<string> | undefined,
-  ): StoredItem[] | undefined;
+  ): Selection;
+  /** 11 quantiles of a target's numbers over the items of these sites and types (quantilesOf). */
+  quantiles(
+    target: Target,
+    sites: ReadonlySet<string> | undefined,
+    types: ReadonlySet<string> | undefined,
+  ): number[] | undefined;
   /** Item URLs ranked by text relevance to `text` among `allowed` (best first, at most `depth`). */
   textRanks(
     text: string,
-    allowed: ReadonlySet<string>,
+    allowed: ReadonlySet<string> | Selection,
     depth: number,
     keywordOnly?: boolean,
   ): Promise<string[]>;
+}
+
+/** The items that pass a question's constraints, without materialising them until asked. */
+export interface Selection {
+  /** How many items pass. */
+  readonly count: number;
+  /** The item at this URL when it passes (decoded: only for the items returned). */
+  get(url: string): StoredItem | undefined;
+  /**
+   * The URLs of the passing items that have the target's number, best first by `direction`, with their
+   * sort keys as `satisfaction` gives them (desc: the number, asc: minus it): the first `n`
+   * and every item tied with the n-th (all of them when fewer than `n` have the number).
+   */
+  best(target: Target, direction: 'asc' | 'desc', n: number): Array<{ url: string; sortKey: number }>;
+  /**
+   * Every passing item's URL (or only these, passing or not) and its fit to these orders
+   * (satisfaction's fit), from the columns.
+   */
+  fits(orders: readonly Order[], only?: readonly string[]): { urls: string[]; fits: Float64Array };
 }
 
 export interface Candidate {
@@ -119,91 +150,141 @@ export async function structuredSearch(
   numResults: number,
 ): Promise<{ items: RetrievedItem[]; outcome: SearchOutcome }> {
   let u = question;
-  // the whole pool only when an order needs quantiles from the items (derived quantities)
-  let whole: { items: StoredItem[]; facts: FactMap[] } | undefined;
-  const wholePool = (): { items: StoredItem[]; facts: FactMap[] } => {
-    if (!whole) {
-      const items = [...src.items(sites, types)];
-      whole = { items, facts: items.map((item) => src.facts(item)) };
-    }
-    return whole;
-  };
   // derived quantities (profit, total score) have no profile quantiles: take them from the items
   const orders = u.orders.map((o) =>
-    o.quantiles
-      ? o
-      : { ...o, quantiles: quantilesOf(wholePool().facts.map((f) => targetValue(o.target, f))) },
+    o.quantiles ? o : { ...o, quantiles: src.quantiles(o.target, sites, types) },
   );
   u = { ...u, orders };
   let constraints = [...u.constraints];
   const relaxed: string[] = [];
   const named = new Set(u.named.filter((n) => n.exact).map((n) => n.url));
-  const filter = (): Candidate[] => {
-    const out: Candidate[] = [];
-    const passes = compileConstraints(constraints);
-    const narrowed = constraints.length ? src.narrow?.(constraints, sites, types) : undefined;
-    const items = narrowed ?? wholePool().items;
-    const facts = narrowed ? narrowed.map((item) => src.facts(item)) : wholePool().facts;
-    const sort = u.orders.find((o) => o.strength === 'sort');
-    if (!sort) {
-      items.forEach((item, i) => {
-        if (!passes(facts[i]!)) return;
-        const s = satisfaction({ constraints: [], orders: u.orders }, facts[i]!);
-        out.push({ item, fit: s.fit, sortKey: s.sortKey, text: 0 });
-      });
-      return out;
-    }
-    // A superlative orders by its number first: only items whose number can reach the first
-    // `numResults` (and the named ones) need their fit, which only breaks ties among them.
-    const passingFacts: FactMap[] = [];
-    items.forEach((item, i) => {
-      if (!passes(facts[i]!)) return;
-      const raw = targetValue(sort.target, facts[i]!);
-      out.push({
-        item,
-        fit: 0,
-        sortKey: raw === undefined ? undefined : sort.direction === 'desc' ? raw : -raw,
-        text: 0,
-      });
-      passingFacts.push(facts[i]!);
-    });
-    const keys = out.map((c) => c.sortKey).filter((k): k is number => k !== undefined);
-    const need = numResults + named.size;
-    const floor = keys.length >= need ? keys.sort((a, b) => b - a)[need - 1]! : undefined;
-    const top: Candidate[] = [];
-    const rest: Candidate[] = [];
-    out.forEach((c, i) => {
-      if (floor === undefined || named.has(c.item.url) || (c.sortKey !== undefined && c.sortKey >= floor)) {
-        c.fit = satisfaction({ constraints: [], orders: u.orders }, passingFacts[i]!).fit;
-        top.push(c);
-      } else rest.push(c);
-    });
-    // the rest sorts after every item of `top`: ranked (by words too) only among themselves
-    contenders = floor === undefined ? undefined : top;
-    return floor === undefined ? out : [...top, ...rest];
-  };
-  /** The candidates that can reach the first results, when a superlative leaves the others behind. */
-  let contenders: Candidate[] | undefined;
-  let passing = filter();
-  while (passing.length === 0 && constraints.length > 0) {
+  const sort = u.orders.find((o) => o.strength === 'sort');
+  let selection = src.select(constraints, sites, types);
+  while (selection.count === 0 && constraints.length > 0) {
     const drop = weakest(constraints)!;
     constraints = constraints.filter((k) => k !== drop);
     relaxed.push(drop.text);
-    passing = filter();
+    selection = src.select(constraints, sites, types);
   }
-  // without free words the question's own words still order what is left a little
+  // without free words the question's own words still order what is left a little;
+  // they only break ties then: the keyword half is enough for that
   const rankText = u.freeText.trim() || u.text;
-  const ranked = contenders ?? passing;
-  if (rankText && ranked.length > 1) {
-    const allowed = new Set(ranked.map((c) => c.item.url));
-    // the question's own words only break ties: the keyword half is enough for that
-    applyTextRanks(
-      ranked,
-      await src.textRanks(rankText, allowed, Math.max(numResults * 4, 200), !u.freeText.trim()),
+  const keywordOnly = !u.freeText.trim();
+  const depth = Math.max(numResults * 4, 200);
+  const need = numResults + named.size;
+  // A superlative orders by its number first: only items whose number can reach the first
+  // `numResults` (and the named ones) are candidates, taken from the column's order; their fit
+  // only breaks ties among them, and the words rank them only among themselves.
+  const best = sort ? selection.best(sort.target, sort.direction, need) : [];
+  if (sort && best.length >= need) {
+    const top: Candidate[] = best.map(({ url, sortKey }) => ({ item: stub(url), fit: 0, sortKey, text: 0 }));
+    const inTop = new Set(top.map((c) => c.item.url));
+    for (const url of named) {
+      const item = inTop.has(url) ? undefined : selection.get(url);
+      if (!item) continue;
+      const raw = targetValue(sort.target, src.facts(item));
+      const sortKey = raw === undefined ? undefined : sort.direction === 'desc' ? raw : -raw;
+      top.push({ item, fit: 0, sortKey, text: 0 });
+    }
+    const fitted = selection.fits(
+      u.orders,
+      top.map((c) => c.item.url),
     );
+    const fitByUrl = new Map(fitted.urls.map((url, i) => [url, fitted.fits[i]!]));
+    for (const c of top) c.fit = fitByUrl.get(c.item.url) ?? 0;
+    if (rankText && top.length > 1)
+      applyTextRanks(
+        top,
+        await src.textRanks(rankText, new Set(top.map((c) => c.item.url)), depth, keywordOnly),
+      );
+    return {
+      items: materialise(rankCandidates(top, u, numResults), selection),
+      outcome: { matched: selection.count, relaxed, orders },
+    };
   }
+  // Otherwise the words rank every passing item; of those they leave unranked only the best
+  // `need` by fit (then URL, as rankCandidates breaks ties) can reach the first results.
+  const ranks =
+    rankText && selection.count > 1
+      ? await src.textRanks(rankText, selection, depth, keywordOnly)
+      : undefined;
+  const { urls, fits } = selection.fits(u.orders);
+  const candidates: Candidate[] = [];
+  if (!sort)
+    for (const i of contenders(urls, fits, new Set(ranks), named, need))
+      candidates.push({ item: stub(urls[i]!), fit: fits[i]!, sortKey: undefined, text: 0 });
+  else
+    for (const url of urls) {
+      // a superlative too few items have a number for: every item, with its key
+      const item = selection.get(url);
+      if (!item) continue;
+      const s = satisfaction({ constraints: [], orders: u.orders }, src.facts(item));
+      candidates.push({ item, fit: s.fit, sortKey: s.sortKey, text: 0 });
+    }
+  if (ranks) applyTextRanks(candidates, ranks);
   return {
-    items: rankCandidates(ranked, u, numResults),
-    outcome: { matched: passing.length, relaxed, orders },
+    items: materialise(rankCandidates(candidates, u, numResults), selection),
+    outcome: { matched: selection.count, relaxed, orders },
   };
+}
+
+/**
+ * A candidate's item before it is decoded: ranking reads only its URL, and only the items
+ * returned are decoded (`materialise`).
+ */
+function stub(url: string): StoredItem {
+  return { url } as StoredItem;
+}
+
+/** The ranked results with their items decoded (the ranking kept only URLs and scores). */
+function materialise(ranked: readonly RetrievedItem[], selection: Selection): RetrievedItem[] {
+  return ranked.flatMap((r) => {
+    if (r.schema_object !== undefined) return [r];
+    const item = selection.get(r.url);
+    return item ? [{ ...item, retrievalScore: r.retrievalScore }] : [];
+  });
+}
+
+/**
+ * Which of `urls` (by index) can reach the first `n` when the words rank only `ranked`: those,
+ * the named ones, and of the others the `n` best by fit, then URL (scores there depend on the
+ * fit alone).
+ */
+export function contenders(
+  urls: readonly string[],
+  fits: Float64Array,
+  ranked: ReadonlySet<string>,
+  named: ReadonlySet<string>,
+  n: number,
+): number[] {
+  const out: number[] = [];
+  const rest: number[] = [];
+  urls.forEach((url, i) => (ranked.has(url) || named.has(url) ? out.push(i) : rest.push(i)));
+  if (rest.length <= n) return [...out, ...rest];
+  const floor = Float64Array.from(rest, (i) => fits[i]!).sort()[rest.length - n]!;
+  const tied: number[] = [];
+  let above = 0;
+  for (const i of rest) {
+    if (fits[i]! > floor) {
+      out.push(i);
+      above++;
+    } else if (fits[i] === floor) tied.push(i);
+  }
+  // the first of the tied by URL, kept in order as they come (no sort of them all)
+  const want = n - above;
+  const first: number[] = [];
+  for (const i of tied) {
+    const url = urls[i]!;
+    if (first.length === want && url >= urls[first[want - 1]!]!) continue;
+    let lo = 0;
+    let hi = first.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (urls[first[mid]!]! < url) lo = mid + 1;
+      else hi = mid;
+    }
+    first.splice(lo, 0, i);
+    if (first.length > want) first.pop();
+  }
+  return [...out, ...first];
 }

@@ -28,6 +28,8 @@ const PENDING_BATCH = 2_048;
  */
 export class VectorIndex {
   private ann: AnnIndex;
+  /** The graph file `ann` is a read-only view of (mapped, not read into memory), until it must change. */
+  private viewed: string | undefined;
   private codes: Int16Array;
   private scales: Float32Array;
   private readonly present = new DocSet();
@@ -78,7 +80,7 @@ export class VectorIndex {
       this.present.add(doc);
       this.pending.push(doc);
     });
-    if (replaced.length) this.ann.remove(replaced);
+    if (replaced.length) this.writable().remove(replaced);
     if (this.count > EXACT_BELOW && this.pending.length >= PENDING_BATCH) this.flush();
   }
 
@@ -88,7 +90,7 @@ export class VectorIndex {
     this.count--;
     if (this.inGraph.has(doc)) {
       this.inGraph.delete(doc);
-      this.ann.remove(BigInt(doc));
+      this.writable().remove(BigInt(doc));
     }
   }
 
@@ -103,7 +105,7 @@ export class VectorIndex {
       for (let i = 0; i < this.dimensions; i++) v[i] = this.codes[base + i]!;
       return fullRange(v);
     });
-    this.ann.add(BigUint64Array.from(docs.map(BigInt)), floats, THREADS);
+    this.writable().add(BigUint64Array.from(docs.map(BigInt)), floats, THREADS);
     for (const d of docs) this.inGraph.add(d);
   }
 
@@ -181,7 +183,7 @@ export class VectorIndex {
   /** The graph to `graphPath` (usearch's format); the codes as bytes, returned. */
   save(graphPath: string): Buffer {
     this.flush();
-    this.ann.save(graphPath);
+    this.writable().save(graphPath);
     const docs = Uint32Array.from(this.present);
     const header = Buffer.alloc(12);
     header.writeUInt32LE(1, 0);
@@ -205,21 +207,49 @@ export class VectorIndex {
       throw new Error('vector file is truncated');
     const docs = new Uint32Array(copy(codesFile, 12, n * 4));
     const scales = new Float32Array(copy(codesFile, 12 + n * 4, n * 4));
-    const codes = new Int16Array(copy(codesFile, 12 + n * 8, n * this.dimensions * 2));
+    // the codes read in place when aligned (a file's own buffer is): no second copy of them all
+    const at = 12 + n * 8;
+    const codes =
+      (codesFile.byteOffset + at) % 2 === 0
+        ? new Int16Array(codesFile.buffer, codesFile.byteOffset + at, n * this.dimensions)
+        : new Int16Array(copy(codesFile, at, n * this.dimensions * 2));
+    // the graph viewed (memory-mapped): searched where it lies, read into memory only to change it
     const ann = newAnn(this.dimensions);
-    ann.load(graphPath);
+    ann.view(graphPath);
     if (ann.size() !== n) throw new Error('vector graph and codes disagree');
     this.ann = ann;
+    this.viewed = graphPath;
     const max = docs.reduce((a, b) => Math.max(a, b), 0);
-    this.reserve(max + 1);
-    docs.forEach((doc, i) => {
-      this.scales[doc] = scales[i]!;
-      this.codes.set(codes.subarray(i * this.dimensions, (i + 1) * this.dimensions), doc * this.dimensions);
-      this.present.add(doc);
-    });
+    // sized once, to the documents there are (no room to grow until more come)
+    if (max + 1 > this.scales.length) {
+      this.scales = new Float32Array(max + 1);
+      this.codes = new Int16Array((max + 1) * this.dimensions);
+    }
+    // copied a run of consecutive documents at a time (after a merge, one run of them all)
+    const dims = this.dimensions;
+    for (let i = 0; i < n;) {
+      let j = i + 1;
+      while (j < n && docs[j] === docs[j - 1]! + 1) j++;
+      const doc = docs[i]!;
+      this.scales.set(scales.subarray(i, j), doc);
+      this.codes.set(codes.subarray(i * dims, j * dims), doc * dims);
+      for (let k = i; k < j; k++) this.present.add(docs[k]!);
+      i = j;
+    }
     this.inGraph = DocSet.of(docs);
     this.pending = [];
     this.count = n;
+  }
+
+  /** The graph, read into memory first when it is a view (a view cannot change). */
+  private writable(): AnnIndex {
+    if (this.viewed) {
+      const ann = newAnn(this.dimensions);
+      ann.load(this.viewed);
+      this.ann = ann;
+      this.viewed = undefined;
+    }
+    return this.ann;
   }
 
   private reserve(docs: number): void {

@@ -1,0 +1,200 @@
+import { describe, expect, it } from 'vitest';
+import type { Order, StoredItem, Target } from '@askbus/contracts';
+import { DocSet } from '@askbus/search-core';
+import { fitOfValue, type Fact } from '@askbus/understand';
+import { FactColumns, type FactColumn } from './columns';
+import { ColumnSelection, type SelectionSource } from './index-store';
+import { contenders } from './structured-search';
+
+/**
+ * The structured search's column paths: the best items by a number taken from a column's order
+ * (or a derived quantity over columns) are the head of a full sort, ties included; the fits over
+ * columns are satisfaction's; the pruned candidates are the only ones that can reach the top.
+ */
+
+/** A small deterministic generator (mulberry32). */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** `docs` documents, each with numbers at `a` and `b` (some missing, many tied), as a selection source. */
+function source(docs: number, seed: number): { src: SelectionSource; a: number[]; b: number[] } {
+  const rnd = random(seed);
+  const draw = (): number => (rnd() < 0.15 ? NaN : Math.round(rnd() * 40) - 10);
+  const a = Array.from({ length: docs }, draw);
+  const b = Array.from({ length: docs }, draw);
+  const column = (values: number[]): FactColumn => {
+    const first = Float64Array.from(values);
+    const withNumber = values.flatMap((v, doc) => (Number.isNaN(v) ? [] : [doc]));
+    const order = Uint32Array.from(withNumber).sort((x, y) => first[x]! - first[y]! || x - y);
+    return {
+      values: new Map(),
+      nums: Float64Array.from(order, (d) => first[d]!),
+      numDocs: order,
+      first,
+      order,
+    };
+  };
+  const columns = new Map([
+    ['a', column(a)],
+    ['b', column(b)],
+  ]);
+  const url = (doc: number): string => `https://x.example/${String(doc).padStart(5, '0')}`;
+  const src: SelectionSource = {
+    item: (doc) => ({ url: url(doc) }) as StoredItem,
+    url,
+    doc: (u) => Number(u.slice(-5)),
+    column: (path) => columns.get(path)!,
+  };
+  return { src, a, b };
+}
+
+/** The full sort: every selected document with the number, best first (ties by document), then the head with its ties. */
+function fullSortHead(keys: Array<[number, number]>, n: number): Array<[number, number]> {
+  const sorted = [...keys].sort((x, y) => y[1] - x[1] || x[0] - y[0]);
+  if (sorted.length <= n) return sorted;
+  const floor = sorted[n - 1]![1];
+  return sorted.filter(([, k]) => k >= floor);
+}
+
+const byDoc = (x: [number, number], y: [number, number]): number => x[0] - y[0];
+
+describe('ColumnSelection.best', () => {
+  const { src, a, b } = source(3_000, 7);
+  const rnd = random(11);
+  const selected = DocSet.of(a.flatMap((_, doc) => (rnd() < 0.6 ? [doc] : [])));
+  const selection = new ColumnSelection(src, selected);
+  const targets: Array<{ target: Target; value: (doc: number) => number | undefined }> = [
+    { target: { path: 'a' }, value: (d) => (Number.isNaN(a[d]!) ? undefined : a[d]) },
+    {
+      target: { derived: { op: 'difference', a: 'a', b: 'b', label: 'a − b' } },
+      value: (d) => (Number.isNaN(a[d]!) || Number.isNaN(b[d]!) ? undefined : a[d]! - b[d]!),
+    },
+    {
+      target: { derived: { op: 'ratio', a: 'a', b: 'b', label: 'a / b' } },
+      value: (d) => (Number.isNaN(a[d]!) || Number.isNaN(b[d]!) || b[d] === 0 ? undefined : a[d]! / b[d]!),
+    },
+  ];
+
+  for (const { target, value } of targets)
+    for (const direction of ['desc', 'asc'] as const)
+      for (const n of [1, 10, 50, 5_000])
+        it(`equals a full sort: ${JSON.stringify(target)} ${direction}, top ${n}`, () => {
+          const keys: Array<[number, number]> = [];
+          for (const doc of selected) {
+            const v = value(doc);
+            if (v !== undefined) keys.push([doc, direction === 'desc' ? v : -v]);
+          }
+          const expected = fullSortHead(keys, n);
+          const got = selection
+            .best(target, direction, n)
+            .map((x): [number, number] => [src.doc(x.url)!, x.sortKey]);
+          expect(got.sort(byDoc)).toEqual(expected.sort(byDoc));
+          if (n < keys.length) expect(got.length).toBeGreaterThanOrEqual(n);
+        });
+
+  it('counts and lists exactly the selected items', () => {
+    expect(selection.count).toBe([...selected].length);
+    expect(selection.fits([]).urls.map((u) => src.doc(u))).toEqual([...selected]);
+    const out = [...Array(3_000).keys()].find((d) => !selected.has(d))!;
+    expect(selection.get(src.url(out))).toBeUndefined();
+    expect(selection.get(src.url(selected.toArray()[0]!))).toBeDefined();
+  });
+
+  it("fits to the orders are satisfaction's (mean of each order's fit, 0 without the number)", () => {
+    const orders: Order[] = [
+      {
+        target: { path: 'a' },
+        direction: 'desc',
+        strength: 'prefer',
+        phrase: 'high a',
+        text: 'high a',
+        quantiles: [-10, -5, 0, 3, 6, 9, 12, 15, 20, 25, 30],
+      },
+      {
+        target: { derived: { op: 'difference', a: 'a', b: 'b', label: 'a − b' } },
+        direction: 'asc',
+        strength: 'prefer',
+        phrase: 'low a − b',
+        text: 'low a − b',
+      },
+    ];
+    const { urls, fits } = selection.fits(orders);
+    urls.forEach((url, i) => {
+      const doc = src.doc(url)!;
+      const va = targets[0]!.value(doc);
+      const vd = targets[1]!.value(doc);
+      const expected =
+        ((va === undefined ? 0 : fitOfValue(orders[0]!, va)) +
+          (vd === undefined ? 0 : fitOfValue(orders[1]!, vd))) /
+        2;
+      expect(fits[i]).toBeCloseTo(expected, 12);
+    });
+  });
+});
+
+describe('contenders', () => {
+  it('keeps the ranked and named items and the best others by fit, then URL', () => {
+    const rnd = random(3);
+    const urls = Array.from({ length: 500 }, (_, i) => `u${String(i).padStart(3, '0')}`);
+    const fits = Float64Array.from(urls, () => Math.round(rnd() * 10) / 10);
+    const ranked = new Set(urls.filter(() => rnd() < 0.1));
+    const named = new Set([urls[17]!]);
+    const kept = contenders(urls, fits, ranked, named, 20).map((i) => urls[i]!);
+    for (const u of ranked) expect(kept).toContain(u);
+    expect(kept).toContain(urls[17]);
+    const others = urls
+      .map((u, i) => ({ u, fit: fits[i]! }))
+      .filter((x) => !ranked.has(x.u) && !named.has(x.u))
+      .sort((x, y) => y.fit - x.fit || (x.u < y.u ? -1 : 1))
+      .slice(0, 20)
+      .map((x) => x.u);
+    expect(kept.filter((u) => !ranked.has(u) && !named.has(u)).sort()).toEqual(others.sort());
+  });
+});
+
+describe('FactColumns', () => {
+  it('reads back what it wrote: the same columns, and keeps growing after', () => {
+    const rnd = random(5);
+    const cols = new FactColumns();
+    const fact = (path: string, f: Partial<Fact>): Fact => ({
+      path,
+      label: path,
+      context: '',
+      kind: 'number',
+      ...f,
+    });
+    for (let doc = 0; doc < 2_000; doc++) {
+      const facts = new Map<string, Fact[]>();
+      if (rnd() < 0.8)
+        facts.set('n', [fact('n', { num: Math.round(rnd() * 100) }), fact('n', { num: rnd() })]);
+      if (rnd() < 0.5)
+        facts.set('s', [fact('s', { kind: 'string', str: ['Red', 'Green', 'Dark Blue'][doc % 3]! })]);
+      if (rnd() < 0.3) facts.set('odd', [fact('odd', { num: -doc, str: `x${doc % 7}` })]);
+      cols.add(doc, facts);
+    }
+    const loaded = FactColumns.load(cols.serialize());
+    expect(loaded.paths.sort()).toEqual(cols.paths.sort());
+    for (const path of cols.paths) {
+      const a = cols.column(path);
+      const b = loaded.column(path);
+      expect([...b.nums]).toEqual([...a.nums]);
+      expect([...b.numDocs]).toEqual([...a.numDocs]);
+      expect([...b.order]).toEqual([...a.order]);
+      expect([...b.first]).toEqual([...a.first]);
+      expect([...b.values].map(([k, d]) => [k, [...d]])).toEqual([...a.values].map(([k, d]) => [k, [...d]]));
+    }
+    loaded.add(2_000, new Map([['n', [fact('n', { num: 1e9 })]]]));
+    const n = loaded.column('n');
+    expect(n.order[n.order.length - 1]).toBe(2_000);
+    expect(n.nums[n.nums.length - 1]).toBe(1e9);
+    expect(() => FactColumns.load(Buffer.from('broken'))).toThrow();
+  });
+});

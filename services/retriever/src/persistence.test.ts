@@ -1,0 +1,160 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { SiteProfile } from '@askbus/contracts';
+import { loadDemoSites } from '@askbus/demo-data';
+import { KeywordIndex } from '@askbus/search-core';
+import { SiteCatalog } from '@askbus/understand';
+import { testSite } from '@askbus/understand/testing';
+import { IndexStore } from './index-store';
+import { INDEX_FILES_FORMAT } from './segments';
+
+/**
+ * Reopening a saved index reads its postings, fact columns, profiles, names and vocabulary as
+ * written: no item is analysed again (only those of segments written after the index), and the
+ * answers are those given before the restart. Index files of another layout are rebuilt.
+ */
+const demo = loadDemoSites();
+const movies = demo.find((s) => s.site === 'movies')!.items;
+const cars = demo.find((s) => s.site === 'cars')!.items;
+
+const QUESTIONS: Array<{ site: 'movies' | 'cars'; q: string }> = [
+  { site: 'movies', q: 'movies that lost money' },
+  { site: 'movies', q: 'the highest rated movies' },
+  { site: 'movies', q: 'comedies from the 90s' },
+  { site: 'movies', q: 'westerns with clint eastwood' },
+  { site: 'cars', q: 'the most powerful cars' },
+  { site: 'cars', q: 'fuel efficient japanese cars' },
+  { site: 'cars', q: 'toyota corolla' },
+];
+
+/** Everything a client sees of a store: answers with outcomes, sites, profiles (less the process's version), names. */
+async function answers(store: IndexStore): Promise<unknown> {
+  const out: unknown[] = [];
+  for (const { site, q } of QUESTIONS) {
+    const r = await store.searchWithOutcome({
+      query: q,
+      site: [site],
+      numResults: 30,
+      understanding: testSite(site).ask(q),
+    });
+    out.push({ q, urls: r.items.map((i) => i.url), outcome: r.outcome });
+    out.push({
+      plain: q,
+      urls: (await store.search({ query: q, site: [site], numResults: 30 })).map((i) => i.url),
+    });
+  }
+  const profiles = store.profiles(['all']).map((p) => ({ ...(p as SiteProfile), version: undefined }));
+  return {
+    out,
+    sites: store.sites(),
+    profiles,
+    names: store.findNames('is the godfather better than pale rider or a toyota corolla', ['all']),
+    size: store.size,
+  };
+}
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'askbus-persist-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const manifest = () => JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
+
+describe('reopening a saved index', () => {
+  let before: unknown;
+
+  it('gives the answers given before the restart, without analysing any item again', async () => {
+    const first = await IndexStore.open({ dataDir: dir, embedder: null });
+    await first.upsert('movies', movies);
+    await first.upsert('cars', cars);
+    await first.persist();
+    before = await answers(first);
+    await first.close();
+    expect(manifest().index.format).toBe(INDEX_FILES_FORMAT);
+
+    const analysed = vi.spyOn(SiteCatalog.prototype, 'add');
+    const indexed = vi.spyOn(KeywordIndex.prototype, 'add');
+    try {
+      const second = await IndexStore.open({ dataDir: dir, embedder: null });
+      expect(second.openedFrom).toBe('disk');
+      expect(analysed).not.toHaveBeenCalled();
+      expect(indexed).not.toHaveBeenCalled();
+      expect(await answers(second)).toEqual(before);
+      await second.close();
+    } finally {
+      analysed.mockRestore();
+      indexed.mockRestore();
+    }
+  }, 120_000);
+
+  it('analyses only the items of segments written after the index, and answers as the store did', async () => {
+    const store = await IndexStore.open({ dataDir: dir, embedder: null });
+    const changed = cars.slice(0, 3).map((c) => ({ ...c, name: `${c.name} Mark II` }));
+    await store.upsert('cars', changed);
+    await store.upsert('movies', [{ ...movies[0]!, url: `${movies[0]!.url}/again`, name: 'Again' }]);
+    await store.persist();
+    const live = await answers(store);
+    await store.close();
+    const m = manifest();
+    // a small change writes a segment, not the indexes
+    expect(m.segments.length).toBe(2);
+    expect(m.index.throughSegment).toBe(m.segments[0].id);
+
+    const analysed = vi.spyOn(SiteCatalog.prototype, 'add');
+    try {
+      const reopened = await IndexStore.open({ dataDir: dir, embedder: null });
+      expect(reopened.openedFrom).toBe('disk');
+      expect(analysed).toHaveBeenCalledTimes(4);
+      expect(await answers(reopened)).toEqual(live);
+      expect(reopened.get(changed[0]!.url)?.name).toMatch(/Mark II$/);
+      await reopened.close();
+    } finally {
+      analysed.mockRestore();
+    }
+  }, 120_000);
+
+  it('rebuilds index files of another layout from the segments, with the same answers', async () => {
+    // a directory of its own, written once: a rebuild numbers the items as they were loaded
+    const other = mkdtempSync(join(tmpdir(), 'askbus-persist-layout-'));
+    try {
+      const first = await IndexStore.open({ dataDir: other, embedder: null });
+      await first.upsert('movies', movies);
+      await first.upsert('cars', cars);
+      await first.persist();
+      const live = await answers(first);
+      await first.close();
+      const path = join(other, 'manifest.json');
+      const m = JSON.parse(readFileSync(path, 'utf8'));
+      writeFileSync(path, JSON.stringify({ ...m, index: { ...m.index, format: INDEX_FILES_FORMAT - 1 } }));
+      const analysed = vi.spyOn(SiteCatalog.prototype, 'add');
+      try {
+        const store = await IndexStore.open({ dataDir: other, embedder: null });
+        expect(store.openedFrom).toBe('rebuilt');
+        expect(analysed).toHaveBeenCalledTimes(store.size);
+        expect(await answers(store)).toEqual(live);
+        await store.close();
+      } finally {
+        analysed.mockRestore();
+      }
+      // written back in this layout
+      expect(JSON.parse(readFileSync(path, 'utf8')).index.format).toBe(INDEX_FILES_FORMAT);
+      const again = await IndexStore.open({ dataDir: other, embedder: null });
+      expect(again.openedFrom).toBe('disk');
+      await again.close();
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('rebuilds an index without a layout version (written before it had one)', async () => {
+    const m = manifest();
+    const { format: _, ...older } = m.index;
+    writeFileSync(join(dir, 'manifest.json'), JSON.stringify({ ...m, index: older }));
+    const store = await IndexStore.open({ dataDir: dir, embedder: null });
+    expect(store.openedFrom).toBe('rebuilt');
+    await store.close();
+  }, 120_000);
+});
