@@ -225,6 +225,12 @@ export function subjectToken(key: string): string {
   const hex = Array.from(new TextEncoder().encode(key), (b) => b.toString(16).padStart(2, '0'));
   return `_${hex.join('')}`;
 }
+/** The key a subjectToken came from. */
+export function keyOfSubjectToken(token: string): string {
+  if (!token.startsWith('_')) return token;
+  const bytes = Uint8Array.from(token.slice(1).match(/../g) ?? [], (h) => parseInt(h, 16));
+  return new TextDecoder().decode(bytes);
+}
 export const eventSubject = (contract: EventContract<z.ZodType>, key: string): string =>
   `${contract.subject}.${subjectToken(key)}`;
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { eventContracts, eventSubject, subjectToken } from '@askbus/contracts';
+import { eventContracts, eventSubject, keyOfSubjectToken, subjectToken } from '@askbus/contracts';
 import type { A2aTaskEventEnvelope } from '@askbus/contracts';
 import type { Bus, EventMeta } from '@askbus/bus';
 import { BusError } from '@askbus/bus';
@@ -79,6 +79,8 @@ describe('Bus.publish / Bus.subscribe (event subjects)', () => {
       `a2a.v1.events.${subjectToken('odd.key *>')}`,
     ]);
     expect(subjectToken('odd.key *>')).toMatch(/^_[0-9a-f]+$/);
+    for (const key of ['a', 'odd.key *>', 'ünï.cødé', '550e8400-e29b-41d4-a716-446655440000'])
+      expect(keyOfSubjectToken(subjectToken(key))).toBe(key);
   });
 
   it('refuses to publish an invalid event, and drops (and logs) an invalid one it receives', async () => {

@@ -15,7 +15,16 @@ export function targetValue(target: Target, facts: FactMap): number | undefined 
   const a = firstNumber(facts.get(target.derived.a));
   const b = firstNumber(facts.get(target.derived.b));
   if (a === undefined || b === undefined) return undefined;
-  switch (target.derived.op) {
+  return derivedQuantity(target.derived.op, a, b);
+}
+
+/** A quantity derived from two numbers (undefined: a ratio to 0). */
+export function derivedQuantity(
+  op: Extract<Target, { derived: unknown }>['derived']['op'],
+  a: number,
+  b: number,
+): number | undefined {
+  switch (op) {
     case 'difference':
       return a - b;
     case 'sum':
@@ -144,9 +153,13 @@ export function hasStructure(u: Pick<Understanding, 'constraints' | 'orders'> | 
 
 /** 11 quantiles (0, 10 … 100 %) of the numbers given (missing ones left out); undefined when there are none. */
 export function quantilesOf(values: readonly (number | undefined)[]): number[] | undefined {
-  const sorted = values
-    .filter((v): v is number => v !== undefined && Number.isFinite(v))
-    .sort((a, b) => a - b);
+  return quantilesOfSorted(
+    values.filter((v): v is number => v !== undefined && Number.isFinite(v)).sort((a, b) => a - b),
+  );
+}
+
+/** quantilesOf of numbers already sorted ascending. */
+export function quantilesOfSorted(sorted: ArrayLike<number>): number[] | undefined {
   if (sorted.length === 0) return undefined;
   const out: number[] = [];
   for (let i = 0; i <= 10; i++) {

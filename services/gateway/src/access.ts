@@ -64,6 +64,16 @@ export const clientOf = (req: IncomingMessage): string | undefined => clients.ge
 
 const NO_RELEASE = (): void => undefined;
 
+/** A release that counts once, however often it is called (close events may repeat). */
+function once(release: () => void): () => void {
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    release();
+  };
+}
+
 export class AccessControl {
   private readonly keys: StoredKey[];
   private readonly open = new Map<string, number>();
@@ -228,25 +238,16 @@ export class AccessControl {
         this.onSharedFailure?.(err);
         return NO_RELEASE;
       }
-      if (!entered) return undefined;
-      let released = false;
-      return () => {
-        if (released) return;
-        released = true;
-        void shared.leave(key).catch(() => undefined);
-      };
+      return entered ? once(() => void shared.leave(key).catch(() => undefined)) : undefined;
     }
     const n = this.open.get(key) ?? 0;
     if (n >= cap) return undefined;
     this.open.set(key, n + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
+    return once(() => {
       const left = (this.open.get(key) ?? 1) - 1;
       if (left > 0) this.open.set(key, left);
       else this.open.delete(key);
-    };
+    });
   }
 
   /** Open streams of a client (tests and metrics). */

@@ -15,9 +15,11 @@ import {
 } from '@askbus/contracts';
 import {
   compileConstraints,
+  derivedQuantity,
   fitOfValue,
   hasStructure,
   nameKey,
+  quantilesOfSorted,
   SiteCatalog,
   type CatalogSnapshot,
 } from '@askbus/understand';
@@ -744,7 +746,7 @@ export class IndexStore {
     const key = JSON.stringify([target, sites && [...sites].sort(), types && [...types].sort()]);
     if (this.quantileCache.has(key)) return this.quantileCache.get(key);
     const { keys } = derivedValues(target, this.selectionSource, this.poolOf(sites, types));
-    const out = sortedQuantiles(keys.filter((v) => Number.isFinite(v)).sort());
+    const out = quantilesOfSorted(keys.filter((v) => Number.isFinite(v)).sort());
     this.quantileCache.set(key, out);
     return out;
   }
@@ -1237,24 +1239,8 @@ export function targetReader(target: Target, src: SelectionSource): (doc: number
     const x = a[doc];
     const y = b[doc];
     if (x === undefined || y === undefined || Number.isNaN(x) || Number.isNaN(y)) return undefined;
-    if (op === 'difference') return x - y;
-    if (op === 'sum') return x + y;
-    if (op === 'ratio') return y === 0 ? undefined : x / y;
-    return Math.abs(x - y);
+    return derivedQuantity(op, x, y);
   };
-}
-
-/** quantilesOf (11 quantiles: 0, 10 … 100 %) of numbers already sorted ascending. */
-function sortedQuantiles(sorted: Float64Array): number[] | undefined {
-  if (sorted.length === 0) return undefined;
-  const out: number[] = [];
-  for (let i = 0; i <= 10; i++) {
-    const at = (sorted.length - 1) * (i / 10);
-    const lo = Math.floor(at);
-    const hi = Math.ceil(at);
-    out.push(sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (at - lo));
-  }
-  return out;
 }
 
 /** A target's number (a property's first number, or a derived quantity) of the documents of `pool` that have it, from the columns. */

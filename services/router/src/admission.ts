@@ -59,3 +59,12 @@ export class Admission {
     this.waiting.shift()?.();
   }
 }
+
+/** `fn` through `admission` when there is one, else at once. */
+export function admitted<T>(
+  admission: Admission | undefined,
+  signal: AbortSignal | undefined,
+  fn: () => Promise<T>,
+): Promise<T> {
+  return admission ? admission.run(signal, fn) : fn();
+}

@@ -5,7 +5,7 @@ import { loadTools, type ToolsConfig } from '@askbus/tools';
 import type { Bus, HandlerContext } from '@askbus/bus';
 import { llmFromEnv, loadPrompts } from '@askbus/llm';
 import { runAsk } from './ask-pipeline';
-import { Admission } from './admission';
+import { Admission, admitted } from './admission';
 import { answerDeadline } from './deadline';
 import type { RoutingDeps } from './route';
 import { resultsIn, type QuerySummary } from './routing-telemetry';
@@ -88,8 +88,7 @@ export function busPorts(
   const search = (req: Parameters<SearchPorts['retrieve']>[0], signal: AbortSignal) =>
     bus.request(contracts.search, req, ctx.onward({ signal, timeoutMs: retrieveTimeoutMs }));
   return {
-    retrieve: async (req, signal) =>
-      admission ? await admission.run(signal, () => search(req, signal)) : await search(req, signal),
+    retrieve: async (req, signal) => await admitted(admission, signal, () => search(req, signal)),
     score: async function* (
       query: string,
       items: StoredItem[],
@@ -114,18 +113,16 @@ export function busPorts(
 
 /** The understander's ports over NATS: the retriever's profiles and name index. */
 export function understandPorts(bus: Bus, admission?: Admission): UnderstandPorts {
-  const admitted = <T>(signal: AbortSignal, fn: () => Promise<T>): Promise<T> =>
-    admission ? admission.run(signal, fn) : fn();
   return {
     profiles: async (site, known, signal) =>
       (
-        await admitted(signal, () =>
+        await admitted(admission, signal, () =>
           bus.request(contracts.profile, { site: [...site], known }, { signal, timeoutMs: 5_000 }),
         )
       ).profiles,
     names: async (site, text, signal) =>
       (
-        await admitted(signal, () =>
+        await admitted(admission, signal, () =>
           bus.request(contracts.names, { site: [...site], text }, { signal, timeoutMs: 5_000 }),
         )
       ).matches,

@@ -17,6 +17,7 @@ import { WebSocketServer } from 'ws';
 import type WebSocket from 'ws';
 import type { Bus } from '@askbus/bus';
 import { SharedSessions } from './shared-sessions';
+import { idKey, isAnswer, isRequest } from './shared-event-store';
 import type { SharedEventStore } from './shared-event-store';
 import { McpInitializeParams } from '@askbus/contracts';
 import type { McpSessionRecord } from '@askbus/contracts';
@@ -80,16 +81,11 @@ interface Session {
   awaiting: Set<string>;
 }
 
-const idKey = (id: unknown): string => `${typeof id}:${String(id)}`;
-
 /** The messages of a body (one message or a batch). */
 const messagesOf = (body: unknown): Record<string, unknown>[] =>
   (Array.isArray(body) ? body : [body]).filter(
     (m): m is Record<string, unknown> => typeof m === 'object' && m !== null && !Array.isArray(m),
   );
-const isRequest = (m: Record<string, unknown>): boolean => typeof m.method === 'string' && 'id' in m;
-const isAnswer = (m: Record<string, unknown>): boolean =>
-  m.method === undefined && 'id' in m && ('result' in m || 'error' in m);
 
 /**
  * The SDK transport's open SSE streams. It offers no public way to end a stream it did not

@@ -33,8 +33,13 @@ export interface SharedEventStoreOptions {
   warn: (msg: string, fields: Record<string, unknown>) => void;
 }
 
-const idKey = (id: unknown): string => `${typeof id}:${String(id)}`;
-const isAnswer = (m: Record<string, unknown>): boolean => 'id' in m && ('result' in m || 'error' in m);
+/** A JSON-RPC id as a map key (1 and "1" are different ids). */
+export const idKey = (id: unknown): string => `${typeof id}:${String(id)}`;
+/** A JSON-RPC request: a method and an id. */
+export const isRequest = (m: Record<string, unknown>): boolean => typeof m.method === 'string' && 'id' in m;
+/** A JSON-RPC answer (result or error) to a request. */
+export const isAnswer = (m: Record<string, unknown>): boolean =>
+  m.method === undefined && 'id' in m && ('result' in m || 'error' in m);
 
 export class SharedEventStore implements EventStore {
   private readonly local: Local[] = [];

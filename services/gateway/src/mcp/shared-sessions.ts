@@ -10,7 +10,7 @@
 import { Kvm } from '@nats-io/kv';
 import type { KV } from '@nats-io/kv';
 import type { Bus } from '@askbus/bus';
-import { McpSessionRecord, eventContracts } from '@askbus/contracts';
+import { McpSessionRecord, eventContracts, keyOfSubjectToken } from '@askbus/contracts';
 import type { McpSessionEvent } from '@askbus/contracts';
 import { SharedEventStore } from './shared-event-store';
 
@@ -48,7 +48,7 @@ export class SharedSessions {
     if (records) {
       this.sub = bus.subscribe(eventContracts.mcpSession, undefined, (event, meta) => {
         const token = meta.subject.slice(eventContracts.mcpSession.subject.length + 1);
-        for (const h of this.handlers) h(decodeToken(token), event);
+        for (const h of this.handlers) h(keyOfSubjectToken(token), event);
       });
     }
   }
@@ -157,9 +157,4 @@ export class SharedSessions {
     if (!this.bus.nc.isClosed()) this.sub?.unsubscribe();
     this.handlers.clear();
   }
-}
-
-/** The session id of a subject token (the reverse of contracts' subjectToken). */
-function decodeToken(token: string): string {
-  return token.startsWith('_') ? Buffer.from(token.slice(1), 'hex').toString('utf8') : token;
 }
