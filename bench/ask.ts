@@ -11,15 +11,18 @@
  *
  *   npm run bench:ask            (ASKBUS_BENCH_ROUNDS=20 by default)
  *   ASKBUS_BENCH_MODEL_MS=200 npm run bench:ask
+ *   ASKBUS_BENCH_PROFILE=/tmp/prof npm run bench:ask   (also writes a CPU profile of each path,
+ *                                                      measured apart after the timed rounds)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AskRequest, type Message } from '@askbus/contracts';
 import { startDemoSystem } from '@askbus/cli';
-import { inProcessPorts } from './in-process';
-import { runAsk } from '@askbus/router';
+import { inProcessPipeline } from './in-process';
+import { defaultSearchSettings, runAsk } from '@askbus/router';
 import { latencySummary, mean, percentile } from './stats';
 
 const queries = [
@@ -35,6 +38,24 @@ const queries = [
 const rounds = Number(process.env.ASKBUS_BENCH_ROUNDS ?? 20);
 const modelMs = Number(process.env.ASKBUS_BENCH_MODEL_MS ?? 0);
 const outFile = process.env.ASKBUS_BENCH_OUT;
+const profileDir = process.env.ASKBUS_BENCH_PROFILE;
+
+/** Runs `work` under the V8 CPU profiler and writes `<dir>/<name>.cpuprofile` (DevTools format). */
+async function profiled(dir: string, name: string, work: () => Promise<void>): Promise<void> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  await session.post('Profiler.start');
+  try {
+    await work();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  }
+}
 
 interface Sample {
   firstResultMs: number;
@@ -116,7 +137,13 @@ const summarize = (samples: Sample[]) => ({
 async function main(): Promise<void> {
   const system = await startDemoSystem({ rankDelayMs: modelMs });
   const { running, dataDir } = system;
-  const ports = await inProcessPorts(join(dataDir, 'index'));
+  const { ports, model, routing } = await inProcessPipeline(join(dataDir, 'index'));
+  // the tools the one-process runs were routed to (the services route the same way)
+  const routedTo = new Map<string, number>();
+  const routed = {
+    ...routing,
+    onRouted: (s: { tool: string }) => routedTo.set(s.tool, (routedTo.get(s.tool) ?? 0) + 1),
+  };
   // retrieval times of the one-process runs (from the query's start to the candidates in hand)
   let started = 0;
   let retrievalMs: number[] = [];
@@ -138,6 +165,10 @@ async function main(): Promise<void> {
       AskRequest.parse({ queryId: 'bench', query, site: ['movies'] }),
       local,
       new AbortController().signal,
+      defaultSearchSettings,
+      undefined,
+      model,
+      routed,
     );
   };
 
@@ -183,6 +214,9 @@ async function main(): Promise<void> {
     console.log(
       `CPU per query (this process, p50): services ${a.cpuMs.p50.toFixed(2)} ms, one process ${b.cpuMs.p50.toFixed(2)} ms (${ratio(a.cpuMs.p50, b.cpuMs.p50)}×)`,
     );
+    console.log(
+      `one-process routing: ${[...routedTo].map(([tool, n]) => `${tool} ${n}`).join(', ')} (results per query: services ${a.meanResults.toFixed(2)}, one process ${b.meanResults.toFixed(2)})`,
+    );
     const retrieval = { p50: percentile(retrievalMs, 50), p99: percentile(retrievalMs, 99) };
     const floor = retrieval.p50 + modelMs;
     const ttfrOverRetrievalPlusModel = {
@@ -211,12 +245,23 @@ async function main(): Promise<void> {
           ratios,
           retrieval,
           ttfrOverRetrievalPlusModel,
+          oneProcessRouting: Object.fromEntries(routedTo),
         },
         null,
         2,
       ) + '\n',
     );
     console.log(`wrote ${file}`);
+    if (profileDir) {
+      // Each path alone, so each profile holds one path's work (the timed rounds above interleave).
+      await profiled(profileDir, 'services', async () => {
+        for (let r = 0; r < rounds; r++) for (const q of queries) await overHttp(running.url, q);
+      });
+      await profiled(profileDir, 'one-process', async () => {
+        for (let r = 0; r < rounds; r++) for (const q of queries) await inProcess(runLocal, q);
+      });
+      console.log(`wrote ${profileDir}/services.cpuprofile and one-process.cpuprofile`);
+    }
   } finally {
     await system.stop();
   }

@@ -254,6 +254,80 @@ describe('stream', () => {
   });
 });
 
+describe('reply inbox', () => {
+  /** Subscriptions the client's connection holds now (nats.js keeps them in its protocol handler). */
+  const subscriptionsOf = (bus: Bus): number =>
+    (bus.nc as unknown as { protocol: { subscriptions: { size(): number } } }).protocol.subscriptions.size();
+
+  it('takes the replies of every call on one subscription and forgets each call when it ends', async () => {
+    await client.request(contracts.sites, {});
+    const before = subscriptionsOf(client);
+    const unary = Array.from({ length: 30 }, () => client.request(contracts.sites, {}));
+    const streams = Array.from({ length: 5 }, async (_, i) => {
+      const urls: string[] = [];
+      for await (const c of client.stream(perItemScore, { query: `mux ${i}`, items: [item(1), item(2)] }))
+        urls.push(c.url);
+      return urls;
+    });
+    expect(subscriptionsOf(client)).toBe(before);
+    expect((await Promise.all(unary)).every((r) => r.sites.length === 1)).toBe(true);
+    expect(await Promise.all(streams)).toEqual(Array.from({ length: 5 }, () => [item(1).url, item(2).url]));
+    expect(subscriptionsOf(client)).toBe(before);
+    expect(client.pendingReplies).toBe(0);
+  });
+
+  it('sends the last chunk of a stream and its end marker in one socket write', async () => {
+    const solo = await testBus(nats.url, 'solo');
+    solo.serveStream(
+      perItemScore,
+      async function* (req) {
+        for (const it of req.items) yield { url: it.url, score: 1, description: 'one' };
+      },
+      { queue: 'solo' },
+    );
+    await solo.nc.flush();
+    const transport = (solo.nc as unknown as { protocol: { transport: { send(b: Uint8Array): void } } })
+      .protocol.transport;
+    const writes: number[] = [];
+    const send = transport.send.bind(transport);
+    transport.send = (b: Uint8Array) => {
+      writes.push(b.length);
+      send(b);
+    };
+    try {
+      const urls: string[] = [];
+      for await (const c of client.stream(perItemScore, { query: 'one write', items: [item(1)] }))
+        urls.push(c.url);
+      expect(urls).toEqual([item(1).url]);
+      expect(writes).toHaveLength(1);
+    } finally {
+      transport.send = send;
+      await solo.drain();
+    }
+  });
+
+  it('drops a reply that comes after its call gave up', async () => {
+    delays.set('late', 300);
+    await expect(
+      (async () => {
+        for await (const _ of client.stream(
+          perItemScore,
+          { query: 'late', items: [item(1)] },
+          { timeoutMs: 100 },
+        ))
+          void _;
+      })(),
+    ).rejects.toMatchObject({ code: 'deadline_exceeded' });
+    expect(client.pendingReplies).toBe(0);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(client.pendingReplies).toBe(0);
+    // the next call on the same subscription is not confused by the late reply
+    const urls: string[] = [];
+    for await (const c of client.stream(perItemScore, { query: 'next', items: [item(3)] })) urls.push(c.url);
+    expect(urls).toEqual([item(3).url]);
+  });
+});
+
 describe('drain', () => {
   it('finishes work in flight before closing', async () => {
     const bus = await testBus(nats.url, 'drainer');

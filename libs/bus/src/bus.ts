@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
-import { createInbox, headers as natsHeaders } from '@nats-io/nats-core';
+import { headers as natsHeaders } from '@nats-io/nats-core';
 import type { Msg, MsgHdrs, NatsConnection, Subscription } from '@nats-io/nats-core';
 import {
   ANONYMOUS_CALLER,
@@ -19,6 +19,7 @@ import { LinkState } from './link';
 import { PermissionViolations } from './permissions-violations';
 import { RefusalLog } from './refusal-log';
 import { checkReply } from './reply-inbox';
+import { ReplyMux, type ReplyInbox } from './reply-mux';
 import { RunningWork, parseCancelSubject } from './running-work';
 import { startCallSpan, startHandlerSpan, withContext } from './tracing';
 
@@ -152,6 +153,8 @@ export class Bus {
   private readonly violations: PermissionViolations;
   private closing = false;
   private observer: BusObserver | undefined;
+  /** The replies to this bus's calls, on one subscription. */
+  private readonly replies: ReplyMux;
   /** Answers $SRV.PING / INFO / STATS for this process. */
   readonly discovery: Discovery;
 
@@ -164,6 +167,7 @@ export class Bus {
     this.defaultTimeoutMs = opts.defaultTimeoutMs ?? 60_000;
     this.reconnectGraceMs = opts.reconnectGraceMs ?? 10_000;
     this.link = new LinkState(nc);
+    this.replies = new ReplyMux(nc, opts.inboxPrefix);
     const log = opts.log ?? ((level, msg, fields) => console[level](msg, fields ?? ''));
     this.violations = new PermissionViolations(nc, opts.service, log);
     this.refusals = new RefusalLog(log);
@@ -174,6 +178,11 @@ export class Bus {
     this.cancelSub = nc.subscribe(`${CANCEL_PREFIX}.>`, {
       callback: (_err, msg) => this.onCancel(msg.subject),
     });
+  }
+
+  /** Calls of this bus waiting for replies now (a leak shows here). */
+  get pendingReplies(): number {
+    return this.replies.pending;
   }
 
   get service(): string {
@@ -317,20 +326,13 @@ export class Bus {
     let failure: BusError | undefined;
     try {
       for (let attempt = 0; ; attempt++) {
-        const inbox = createInbox(this.opts.inboxPrefix);
-        const sub = this.nc.subscribe(inbox, { max: 1 });
+        const inbox = this.replies.inbox();
         let msg: Msg | typeof LINK_LOST;
         try {
-          this.nc.publish(contract.subject, call.payload, { reply: inbox, headers: call.headers });
-          msg = await this.nextMessage(
-            sub[Symbol.asyncIterator](),
-            call,
-            call.remainingMs(),
-            undefined,
-            true,
-          );
+          this.nc.publish(contract.subject, call.payload, { reply: inbox.subject, headers: call.headers });
+          msg = await this.nextMessage(inbox.messages, call, call.remainingMs(), undefined, true);
         } finally {
-          sub.unsubscribe();
+          inbox.close();
         }
         if (msg === LINK_LOST) {
           this.resendAfterLinkLoss(call);
@@ -364,13 +366,13 @@ export class Bus {
   ): AsyncGenerator<z.infer<C['chunk']>, void, undefined> {
     const call = this.prepareCall(contract.subject, contract.request, req, opts);
     const inactivity = opts.inactivityMs ?? this.inactivityMs;
-    let sub: Subscription | undefined;
+    let inbox: ReplyInbox | undefined;
     let messages: AsyncIterator<Msg> | undefined;
     const send = (): AsyncIterator<Msg> => {
-      sub?.unsubscribe();
-      sub = this.nc.subscribe(createInbox(this.opts.inboxPrefix));
-      this.nc.publish(contract.subject, call.payload, { reply: sub.getSubject(), headers: call.headers });
-      return sub[Symbol.asyncIterator]();
+      inbox?.close();
+      inbox = this.replies.inbox();
+      this.nc.publish(contract.subject, call.payload, { reply: inbox.subject, headers: call.headers });
+      return inbox.messages;
     };
     let expected = 0;
     /** Something (a chunk or a heartbeat) arrived: from now on the call is never sent again. */
@@ -431,7 +433,7 @@ export class Bus {
       failure = BusError.from(err);
       throw failure;
     } finally {
-      sub?.unsubscribe();
+      inbox?.close();
       call.dispose(failure);
       // Stopped before the end marker (consumer broke off, timeout, abort): stop the server too.
       if (!finished) this.cancel(call.queryId, call.callId);
@@ -618,20 +620,21 @@ export class Bus {
           opts,
           contract.request,
           async (req, ctx) => {
-            for await (const chunk of handler(req as z.infer<C['request']>, ctx)) {
-              if (ctx.signal.aborted) break;
-              if (contract.checked === 'on-receipt') {
-                send(encodeJson(chunk));
-                continue;
+            const chunks = handler(req as z.infer<C['request']>, ctx)[Symbol.asyncIterator]();
+            let step = await chunks.next();
+            try {
+              while (!step.done && !ctx.signal.aborted) {
+                const data = this.encodeChunk(contract, step.value);
+                // A chunk goes out once the handler's next step is known or this turn of the event
+                // loop ends, whichever is first: the last chunk and the end marker then leave in
+                // one socket write (nats.js writes what was published within one microtask run).
+                const following = chunks.next();
+                const ready = await Promise.race([following, nextTurn()]);
+                send(data);
+                step = ready === NOT_YET ? await following : ready;
               }
-              const parsed = contract.chunk.safeParse(chunk);
-              if (!parsed.success) {
-                throw new BusError(
-                  'internal',
-                  `${contract.subject} produced an invalid chunk: ${parsed.error.issues[0]?.message}`,
-                );
-              }
-              send(encodeJson(parsed.data));
+            } finally {
+              if (!step.done) await chunks.return?.(undefined);
             }
             if (ctx.signal.aborted) throw new BusError('cancelled', 'cancelled');
             send(new Uint8Array(), (h) => h.set(H.end, 'done'));
@@ -645,6 +648,22 @@ export class Bus {
         clearInterval(heartbeat);
       }
     });
+  }
+
+  /** A stream chunk as bytes, checked against the contract unless it is checked on receipt. */
+  private encodeChunk<C extends StreamContract<z.ZodType, z.ZodType>>(
+    contract: C,
+    chunk: unknown,
+  ): Uint8Array {
+    if (contract.checked === 'on-receipt') return encodeJson(chunk);
+    const parsed = contract.chunk.safeParse(chunk);
+    if (!parsed.success) {
+      throw new BusError(
+        'internal',
+        `${contract.subject} produced an invalid chunk: ${parsed.error.issues[0]?.message}`,
+      );
+    }
+    return encodeJson(parsed.data);
   }
 
   private serveOn(
@@ -820,6 +839,10 @@ export class Bus {
 function isNoResponders(msg: Msg): boolean {
   return msg.headers?.code === 503 && msg.data.length === 0;
 }
+
+/** What nextTurn resolves to: the other side of the race was not ready within this turn. */
+const NOT_YET = Symbol('not yet');
+const nextTurn = (): Promise<typeof NOT_YET> => new Promise((resolve) => setImmediate(resolve, NOT_YET));
 
 /** What nextMessage returns when the connection came back before any message did. */
 const LINK_LOST = Symbol('link lost');
