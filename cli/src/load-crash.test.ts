@@ -230,7 +230,8 @@ describe('a retriever killed during a load', () => {
     await answering(third);
     expect(await siteCount('films')).toBe(ITEMS);
     await kill(third);
-  });
+    // three retriever processes start (tsx compiles each): generous on two shared cores
+  }, 90_000);
 
   it('resends the batch in flight to a retriever restarted on the same directory, and completes', async () => {
     const dataDir = join(dir, 'index-b');
