@@ -72,4 +72,31 @@ describe('VectorIndex', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('finds k in a filter even when the nearest vectors of all lie outside it', () => {
+    // 4,500 vectors of the first 56 entries (the filter: 90%) and 500 near one direction of the
+    // last 8 entries; the query points there, a little toward the first 56 too: its first
+    // hundreds of neighbours are all outside the filter
+    const many = vectors(4_500, 56).map((v) => Float32Array.from([...v, ...new Float32Array(8)]));
+    const towards = Float32Array.from({ length: dims }, (_, i) => (i >= 56 ? 1 : 0));
+    const few = vectors(500, dims).map((noise) => unit(towards.map((x, i) => x + 0.2 * noise[i]!)));
+    const index = new VectorIndex(dims);
+    const all = [...many, ...few];
+    index.setMany(
+      all.map((_, i) => i),
+      all,
+    );
+    const query = unit(towards.map((x) => x + 0.05));
+    const filter = DocSet.of(many.map((_, i) => i));
+    const exact = index.exactSearch(query, 20, filter, 0.01);
+    expect(exact).toHaveLength(20);
+    const graph = index.search(query, 20, filter, 0.01, true);
+    expect(graph).toHaveLength(20);
+    expect(graph.filter((h) => exact.some((e) => e.doc === h.doc)).length).toBeGreaterThanOrEqual(18);
+  });
 });
+
+function unit(v: Float32Array): Float32Array {
+  const norm = Math.hypot(...v) || 1;
+  return v.map((x) => x / norm);
+}

@@ -13,6 +13,14 @@ const OVERSAMPLE = 8;
 /** A filter this small (or this share of the vectors) is scanned exactly: no graph walk. */
 const EXACT_BELOW = 4_000;
 const EXACT_SHARE = 0.25;
+/**
+ * A walk that finds fewer than k is repeated (at most RETRIES times) for RETRY_MARGIN × as many
+ * candidates as the share that passed requires, unless that is over RETRY_MAX_SHARE of the index:
+ * then the exact scan is cheaper.
+ */
+const RETRIES = 2;
+const RETRY_MARGIN = 2;
+const RETRY_MAX_SHARE = 0.25;
 const THREADS = 2;
 /** Vectors added to the graph in one call. */
 const PENDING_BATCH = 2_048;
@@ -138,12 +146,34 @@ export class VectorIndex {
     }
     this.flush();
     const scaledQuery = fullRange(query);
-    // the graph knows no filter: ask for as many more as the filter is likely to reject (at
-    // most 4×: smaller sets are scanned exactly)
-    const share = allowed / this.count;
-    const want = Math.min(this.count, Math.ceil((k * OVERSAMPLE) / share));
-    const found = this.ann.search(scaledQuery, want, 1);
     const nonzero = sparseEntries(query);
+    // the graph knows no filter: ask for as many more as the filter is likely to reject, judged
+    // first by its share of all vectors; but the neighbourhood of a query may be mostly outside
+    // the filter (another site's items) or below minScore (sparse vectors orthogonal to it), so a
+    // walk that found fewer than k is asked again as wide as the share that passed requires, and
+    // the exact scan answers once that is a large part of the index
+    let want = Math.min(this.count, Math.ceil((k * OVERSAMPLE) / (allowed / this.count)));
+    for (let pass = 0; ; pass++) {
+      const out = this.graphPass(scaledQuery, query, nonzero, want, filter, minScore);
+      if (out.length >= k || want >= this.count) return out.slice(0, k);
+      const passed = Math.max(out.length, 1) / want;
+      const next = Math.max(want * 2, Math.ceil((k * RETRY_MARGIN) / passed));
+      if (pass >= RETRIES || next > this.count * RETRY_MAX_SHARE)
+        return this.exactSearch(query, k, filter, minScore);
+      want = next;
+    }
+  }
+
+  /** One walk of the graph for `want` candidates, those in `filter` rescored from their codes. */
+  private graphPass(
+    scaledQuery: Float32Array,
+    query: Float32Array,
+    nonzero: readonly number[] | undefined,
+    want: number,
+    filter: DocSet | undefined,
+    minScore: number,
+  ): { doc: number; score: number }[] {
+    const found = this.ann.search(scaledQuery, want, 1);
     const out: { doc: number; score: number }[] = [];
     for (const key of found.keys) {
       const doc = Number(key);
@@ -152,7 +182,7 @@ export class VectorIndex {
       if (score >= minScore) out.push({ doc, score });
     }
     out.sort((a, b) => b.score - a.score || a.doc - b.doc);
-    return out.slice(0, k);
+    return out;
   }
 
   /** The exact answer: every vector of `filter` (or all) compared with `query`. */
