@@ -50,6 +50,28 @@ describe('VectorIndex', () => {
     expect(index.search(all[7]!, 3, DocSet.of([7, 8, 9]))[0]!.doc).toBe(7);
   });
 
+  it('scans exactly: the best k of the filter by cosine, best first, none under minScore', () => {
+    const index = new VectorIndex(dims);
+    index.setMany(
+      all.map((_, i) => i),
+      all,
+    );
+    const odds = DocSet.of(all.map((_, i) => i).filter((i) => i % 2 === 1));
+    for (const q of [1, 2, 3]) {
+      const cos = (i: number): number => all[i]!.reduce((s, x, j) => s + x * all[q]![j]!, 0);
+      const expected = [...odds]
+        .map((i) => ({ i, c: cos(i) }))
+        .filter((x) => x.c >= 0.1)
+        .sort((a, b) => b.c - a.c)
+        .slice(0, 15);
+      const got = index.exactSearch(all[q]!, 15, odds, 0.1);
+      expect(got.map((h) => h.score)).toEqual([...got.map((h) => h.score)].sort((a, b) => b - a));
+      got.forEach((h, n) => expect(h.score).toBeCloseTo(expected[n]!.c, 3));
+      expect(got.every((h) => h.doc % 2 === 1 && h.score >= 0.1)).toBe(true);
+    }
+    expect(index.exactSearch(all[0]!, 0)).toEqual([]);
+  });
+
   it('replaces and deletes, and reads back what it saved', () => {
     const dir = mkdtempSync(join(tmpdir(), 'askbus-vectors-'));
     try {
