@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -90,6 +90,31 @@ describe('VectorIndex', () => {
         index.search(all[10]!, 2, undefined, 0, true),
       );
       expect(() => new VectorIndex(dims + 1).load(join(dir, 'g.usearch'), codes)).toThrow();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads codes back from a file as they lie (documents 0…n−1) or copied (gaps), and grows after', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'askbus-vectors-'));
+    try {
+      for (const gap of [false, true]) {
+        const index = new VectorIndex(dims);
+        index.setMany(
+          all.slice(0, 500).map((_, i) => i),
+          all.slice(0, 500),
+        );
+        if (gap) index.delete(250);
+        writeFileSync(join(dir, 'codes.bin'), index.save(join(dir, 'g.usearch')));
+        const again = new VectorIndex(dims);
+        again.load(join(dir, 'g.usearch'), readFileSync(join(dir, 'codes.bin')));
+        expect(again.size).toBe(gap ? 499 : 500);
+        for (const q of [0, 3, 250, 499])
+          expect(again.exactSearch(all[q]!, 10)).toEqual(index.exactSearch(all[q]!, 10));
+        again.setMany([500, 501], [all[600]!, all[601]!]);
+        expect(again.exactSearch(all[601]!, 1)[0]!.doc).toBe(501);
+        expect(again.exactSearch(all[7]!, 1)[0]!.doc).toBe(7);
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

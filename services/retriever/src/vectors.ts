@@ -266,21 +266,34 @@ export class VectorIndex {
     this.ann = ann;
     this.viewed = graphPath;
     const max = docs.reduce((a, b) => Math.max(a, b), 0);
-    // sized once, to the documents there are (no room to grow until more come)
-    if (max + 1 > this.scales.length) {
-      this.scales = new Float32Array(max + 1);
-      this.codes = new Int16Array((max + 1) * this.dimensions);
-    }
-    // copied a run of consecutive documents at a time (after a merge, one run of them all)
     const dims = this.dimensions;
-    for (let i = 0; i < n;) {
-      let j = i + 1;
-      while (j < n && docs[j] === docs[j - 1]! + 1) j++;
-      const doc = docs[i]!;
-      this.scales.set(scales.subarray(i, j), doc);
-      this.codes.set(codes.subarray(i * dims, j * dims), doc * dims);
-      for (let k = i; k < j; k++) this.present.add(docs[k]!);
-      i = j;
+    if (
+      max + 1 === n &&
+      this.scales.length === 0 &&
+      codes.buffer === codesFile.buffer &&
+      codesFile.byteLength === codesFile.buffer.byteLength
+    ) {
+      // documents 0…n−1 in order (a snapshot without gaps): the file's codes are the codes, used
+      // where they were read (no second copy of them all, no time copying); grown like any others
+      this.codes = codes;
+      this.scales = scales;
+      for (let doc = 0; doc < n; doc++) this.present.add(doc);
+    } else {
+      // sized once, to the documents there are (no room to grow until more come)
+      if (max + 1 > this.scales.length) {
+        this.scales = new Float32Array(max + 1);
+        this.codes = new Int16Array((max + 1) * dims);
+      }
+      // copied a run of consecutive documents at a time
+      for (let i = 0; i < n;) {
+        let j = i + 1;
+        while (j < n && docs[j] === docs[j - 1]! + 1) j++;
+        const doc = docs[i]!;
+        this.scales.set(scales.subarray(i, j), doc);
+        this.codes.set(codes.subarray(i * dims, j * dims), doc * dims);
+        for (let k = i; k < j; k++) this.present.add(docs[k]!);
+        i = j;
+      }
     }
     this.inGraph = DocSet.of(docs);
     this.pending = [];
