@@ -101,6 +101,8 @@ export interface IndexStoreOptions {
   snapshotAfterBytes?: number;
   /** Told when a background snapshot fails (nothing is lost: the journal still has it all). */
   onBackgroundError?: (err: unknown) => void;
+  /** Items of one upsert embedded, journaled and applied together; a larger load is split (default 10,000). */
+  upsertBatch?: number;
 }
 
 /** How `open` found its data. */
@@ -149,6 +151,7 @@ const KEYWORD_WEIGHT = 1;
 const VECTOR_WEIGHT = 0.7;
 /** Vector hits below this cosine are noise, not meaning. */
 const MIN_VECTOR_SCORE = 0.08;
+const DEFAULT_UPSERT_BATCH = 10_000;
 const EMBED_BATCH = 256;
 
 /** The text an item is embedded from: name, categories (twice: they say most), people, some text. */
@@ -243,6 +246,7 @@ export class IndexStore {
   private _replayed: JournalReplay = { records: 0, tornBytes: 0 };
   private snapshotting = false;
   private readonly snapshotAfterBytes: number;
+  private readonly upsertBatchSize: number;
   private readonly onBackgroundError: ((err: unknown) => void) | undefined;
   private _openedFrom: OpenedFrom = 'empty';
   private _vectorsFrom: 'disk' | 'computed' | 'none' = 'none';
@@ -258,6 +262,7 @@ export class IndexStore {
     opts: IndexStoreOptions,
   ) {
     this.snapshotAfterBytes = opts.snapshotAfterBytes ?? DEFAULT_SNAPSHOT_AFTER_BYTES;
+    this.upsertBatchSize = Math.max(1, opts.upsertBatch ?? DEFAULT_UPSERT_BATCH);
     this.onBackgroundError = opts.onBackgroundError;
     const e =
       embedder === null
@@ -916,7 +921,20 @@ export class IndexStore {
     const wrong = items.find((i) => i.site !== site);
     if (wrong) throw new StoreInputError(`item ${wrong.url} belongs to site "${wrong.site}", not "${site}"`);
     const latest = latestByUrl(items);
-    // vectors first: if the embedder fails, nothing has changed
+    // a large load a bounded batch at a time (its vectors, its journal record): memory stays
+    // bounded by the batch, not the load; a failure leaves the batches before it applied
+    let upserted = 0;
+    const refused: NonNullable<UpsertResult['refused']> = [];
+    for (let i = 0; i < latest.length || i === 0; i += this.upsertBatchSize) {
+      const r = await this.upsertBatch(site, latest.slice(i, i + this.upsertBatchSize), opts);
+      upserted += r.upserted;
+      if (r.refused) refused.push(...r.refused);
+    }
+    return { upserted, total: this.items.size, ...(refused.length ? { refused } : {}) };
+  }
+
+  private async upsertBatch(site: string, latest: StoredItem[], opts: UpsertOptions): Promise<UpsertResult> {
+    // vectors first: if the embedder fails, nothing of the batch has changed
     const vectors = await this.embedDocuments(latest);
     return this.exclusive(async () => {
       // H2 (issue 19): another site's URL stays there unless the caller moves it (cross-site.ts).
@@ -924,7 +942,7 @@ export class IndexStore {
       const gone = new Set(refused.map((r) => r.url));
       const kept = gone.size ? latest.filter((i) => !gone.has(i.url)) : latest;
       const keptVectors = gone.size ? vectors.filter((_, n) => !gone.has(latest[n]!.url)) : vectors;
-      // journaled before applied: if the write fails, nothing has changed either
+      // journaled before applied: if the write fails, nothing of the batch has changed either
       await this.journal?.append({ op: 'upsert', site, items: kept });
       this.applyUpsert(kept, keptVectors);
       this.snapshotIfJournalLarge();
