@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DocSet } from '@askbus/search-core';
 import { VectorIndex } from './vectors';
 
@@ -48,6 +48,19 @@ describe('VectorIndex', () => {
     expect(hits.every((h) => h.doc % 2 === 0)).toBe(true);
     // a small filter is scanned exactly
     expect(index.search(all[7]!, 3, DocSet.of([7, 8, 9]))[0]!.doc).toBe(7);
+  });
+
+  it('does not scan everything when few vectors are close enough (minScore), only when the filter left too few', () => {
+    const index = new VectorIndex(dims);
+    index.setMany(
+      all.map((_, i) => i),
+      all,
+    );
+    const scan = vi.spyOn(index, 'exactSearch');
+    const close = index.search(all[0]!, 50, undefined, 0.6, true);
+    expect(close.length).toBeLessThan(50);
+    expect(close[0]!.doc).toBe(0);
+    expect(scan).not.toHaveBeenCalled();
   });
 
   it('scans exactly: the best k of the filter by cosine, best first, none under minScore', () => {

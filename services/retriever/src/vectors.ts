@@ -14,13 +14,13 @@ const OVERSAMPLE = 8;
 const EXACT_BELOW = 4_000;
 const EXACT_SHARE = 0.25;
 /**
- * A walk that finds fewer than k is repeated (at most RETRIES times) for RETRY_MARGIN × as many
- * candidates as the share that passed requires, unless that is over RETRY_MAX_SHARE of the index:
- * then the exact scan is cheaper.
+ * A walk whose candidates were too few in the filter for k is repeated (at most RETRIES times)
+ * for RETRY_MARGIN × as many as the share in the filter requires, unless that is over
+ * RETRY_MAX_SHARE of the filter's vectors: then the exact scan is cheaper than so wide a walk.
  */
 const RETRIES = 2;
 const RETRY_MARGIN = 2;
-const RETRY_MAX_SHARE = 0.25;
+const RETRY_MAX_SHARE = 0.03;
 const THREADS = 2;
 /** Vectors added to the graph in one call. */
 const PENDING_BATCH = 2_048;
@@ -148,23 +148,23 @@ export class VectorIndex {
     const scaledQuery = fullRange(query);
     const nonzero = sparseEntries(query);
     // the graph knows no filter: ask for as many more as the filter is likely to reject, judged
-    // first by its share of all vectors; but the neighbourhood of a query may be mostly outside
-    // the filter (another site's items) or below minScore (sparse vectors orthogonal to it), so a
-    // walk that found fewer than k is asked again as wide as the share that passed requires, and
-    // the exact scan answers once that is a large part of the index
+    // first by its share of all vectors; but the neighbourhood of a query may lie mostly outside
+    // the filter (another site's items), so a walk whose candidates were too few in the filter is
+    // asked again as wide as the share found in it requires, and the exact scan answers once that
+    // is a large part of the filter. Candidates in the filter but under minScore end it: the walk
+    // has gone past the items close enough.
     let want = Math.min(this.count, Math.ceil((k * OVERSAMPLE) / (allowed / this.count)));
     for (let pass = 0; ; pass++) {
-      const out = this.graphPass(scaledQuery, query, nonzero, want, filter, minScore);
-      if (out.length >= k || want >= this.count) return out.slice(0, k);
-      const passed = Math.max(out.length, 1) / want;
-      const next = Math.max(want * 2, Math.ceil((k * RETRY_MARGIN) / passed));
-      if (pass >= RETRIES || next > this.count * RETRY_MAX_SHARE)
+      const { hits, inFilter } = this.graphPass(scaledQuery, query, nonzero, want, filter, minScore);
+      if (hits.length >= k || inFilter >= k || want >= this.count) return hits.slice(0, k);
+      const next = Math.max(want * 2, Math.ceil((k * RETRY_MARGIN * want) / Math.max(inFilter, 1)));
+      if (pass >= RETRIES || next > allowed * RETRY_MAX_SHARE)
         return this.exactSearch(query, k, filter, minScore);
       want = next;
     }
   }
 
-  /** One walk of the graph for `want` candidates, those in `filter` rescored from their codes. */
+  /** One walk of the graph for `want` candidates: those in `filter` rescored from their codes, and how many were in it. */
   private graphPass(
     scaledQuery: Float32Array,
     query: Float32Array,
@@ -172,17 +172,19 @@ export class VectorIndex {
     want: number,
     filter: DocSet | undefined,
     minScore: number,
-  ): { doc: number; score: number }[] {
+  ): { hits: { doc: number; score: number }[]; inFilter: number } {
     const found = this.ann.search(scaledQuery, want, 1);
-    const out: { doc: number; score: number }[] = [];
+    const hits: { doc: number; score: number }[] = [];
+    let inFilter = 0;
     for (const key of found.keys) {
       const doc = Number(key);
       if (!this.present.has(doc) || (filter && !filter.has(doc))) continue;
+      inFilter++;
       const score = this.dot(doc, query, nonzero);
-      if (score >= minScore) out.push({ doc, score });
+      if (score >= minScore) hits.push({ doc, score });
     }
-    out.sort((a, b) => b.score - a.score || a.doc - b.doc);
-    return out;
+    hits.sort((a, b) => b.score - a.score || a.doc - b.doc);
+    return { hits, inFilter };
   }
 
   /** The exact answer: every vector of `filter` (or all) compared with `query`. */
