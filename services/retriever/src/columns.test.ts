@@ -3,8 +3,8 @@ import type { Order, StoredItem, Target } from '@askbus/contracts';
 import { DocSet } from '@askbus/search-core';
 import { fitOfValue, type Fact } from '@askbus/understand';
 import { FactColumns, type FactColumn } from './columns';
-import { ColumnSelection, type SelectionSource } from './index-store';
-import { contenders } from './structured-search';
+import { ColumnSelection, sortTarget, type SelectionSource } from './index-store';
+import { contenders, nthLargest } from './structured-search';
 
 /**
  * The structured search's column paths: the best items by a number taken from a column's order
@@ -52,6 +52,7 @@ function source(docs: number, seed: number): { src: SelectionSource; a: number[]
     url,
     doc: (u) => Number(u.slice(-5)),
     column: (path) => columns.get(path)!,
+    sorted: (target) => sortTarget(target, { column: (path) => columns.get(path)! }),
   };
   return { src, a, b };
 }
@@ -140,6 +141,45 @@ describe('ColumnSelection.best', () => {
   });
 });
 
+describe('ColumnSelection.bestFits', () => {
+  const { src, a } = source(3_000, 9);
+  const rnd = random(13);
+  const selected = DocSet.of(a.flatMap((_, doc) => (rnd() < 0.7 ? [doc] : [])));
+  const selection = new ColumnSelection(src, selected);
+  const order = (target: Target, direction: 'asc' | 'desc', quantiles?: number[]): Order => ({
+    target,
+    direction,
+    strength: 'prefer',
+    phrase: 'p',
+    text: 'p',
+    ...(quantiles ? { quantiles } : {}),
+  });
+  const difference: Target = { derived: { op: 'difference', a: 'a', b: 'b', label: 'a − b' } };
+  const cases: Order[] = [
+    order({ path: 'a' }, 'desc', [-10, -5, 0, 3, 6, 9, 12, 15, 20, 25, 30]),
+    order({ path: 'a' }, 'asc', [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]),
+    order(difference, 'asc', [-20, -10, -5, -2, 0, 2, 5, 8, 12, 20, 40]),
+    order(difference, 'desc'),
+  ];
+  for (const o of cases)
+    for (const n of [1, 20, 200])
+      it(`keeps what the fits of every item keep: ${JSON.stringify(o.target)} ${o.direction}, ${n}`, () => {
+        const all = selection.fits([o]);
+        const skip = new Set(all.urls.filter(() => rnd() < 0.05));
+        const head = selection.bestFits(o, n, skip);
+        expect(head).toBeDefined();
+        // the head: every item of a fit at least the n-th best of the others, and only those
+        const others = all.urls.map((u, i) => ({ u, fit: all.fits[i]! })).filter((x) => !skip.has(x.u));
+        const floor = others.map((x) => x.fit).sort((x, y) => y - x)[n - 1]!;
+        expect(new Set(head!.urls)).toEqual(new Set(others.filter((x) => x.fit >= floor).map((x) => x.u)));
+        head!.urls.forEach((u, i) => expect(head!.fits[i]).toBe(all.fits[all.urls.indexOf(u)]));
+        expect(selection.has(head!.urls[0]!)).toBe(true);
+      });
+  it('leaves it to the fits of every item when the n-th best fit is 0 (items without the number tie)', () => {
+    expect(selection.bestFits(order({ path: 'a' }, 'desc', [100, 101]), 5, new Set())).toBeUndefined();
+  });
+});
+
 describe('contenders', () => {
   it('keeps the ranked and named items and the best others by fit, then URL', () => {
     const rnd = random(3);
@@ -196,5 +236,24 @@ describe('FactColumns', () => {
     expect(n.order[n.order.length - 1]).toBe(2_000);
     expect(n.nums[n.nums.length - 1]).toBe(1e9);
     expect(() => FactColumns.load(Buffer.from('broken'))).toThrow();
+  });
+});
+
+describe('nthLargest', () => {
+  it('is what a full sort has n from the end, ties and NaN included, over all or some indices', () => {
+    const rnd = random(11);
+    for (const len of [1, 7, 100, 2_000]) {
+      const values = Float64Array.from({ length: len }, () => (rnd() < 0.05 ? NaN : Math.round(rnd() * 50)));
+      const at = Uint32Array.from({ length: Math.floor(len / 2) }, () => Math.floor(rnd() * len));
+      for (const n of [1, 3, 50, len]) {
+        const sorted = (xs: number[]): number[] =>
+          xs.map((x) => (Number.isNaN(x) ? -Infinity : x)).sort((a, b) => a - b);
+        const all = sorted([...values]);
+        expect(nthLargest(values, n)).toBe(n <= len ? all[len - n] : NaN);
+        const some = sorted([...at].map((i) => values[i]!));
+        expect(nthLargest(values, n, at)).toBe(n <= some.length ? some[some.length - n] : NaN);
+      }
+    }
+    expect(nthLargest([1, 2], 0)).toBeNaN();
   });
 });

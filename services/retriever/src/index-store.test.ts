@@ -122,6 +122,36 @@ describe('IndexStore upsert', () => {
     expect(store.sites()).toEqual([{ name: 's', itemCount: 2, types: ['Thing'] }]);
   });
 
+  it('applies a large load a bounded batch at a time: each its own embedding call and journal record', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'askbus-batches-'));
+    try {
+      const calls: number[] = [];
+      const embedder: EmbeddingProvider = {
+        id: 'counting',
+        dimensions: 4,
+        embed: async (texts) => {
+          calls.push(texts.length);
+          return texts.map((_, i) => [1, i % 3, 0, 1]);
+        },
+      };
+      const store = await IndexStore.open({ dataDir: dir, embedder, upsertBatch: 4 });
+      const items = Array.from({ length: 10 }, (_, i) =>
+        item('s', `n${i}`, 'Thing', { name: `Gadget ${i}` }),
+      );
+      // a repeated URL: the last one wins across batches too
+      const again = { ...items[1]!, name: 'Gadget one again' };
+      expect(await store.upsert('s', [...items, again])).toEqual({ upserted: 10, total: 10 });
+      expect(calls).toEqual([4, 4, 2]);
+      expect(store.getItems([items[1]!.url])[0]?.name).toBe('Gadget one again');
+      await store.close();
+      const reopened = await IndexStore.open({ dataDir: dir, embedder });
+      expect(reopened.size).toBe(10);
+      await reopened.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses items of another site', async () => {
     const store = await IndexStore.open();
     await expect(store.upsert('s', [item('t', 'x', 'Thing', {})])).rejects.toThrow(StoreInputError);

@@ -101,6 +101,8 @@ export interface IndexStoreOptions {
   snapshotAfterBytes?: number;
   /** Told when a background snapshot fails (nothing is lost: the journal still has it all). */
   onBackgroundError?: (err: unknown) => void;
+  /** Items of one upsert embedded, journaled and applied together; a larger load is split (default 10,000). */
+  upsertBatch?: number;
 }
 
 /** How `open` found its data. */
@@ -149,6 +151,7 @@ const KEYWORD_WEIGHT = 1;
 const VECTOR_WEIGHT = 0.7;
 /** Vector hits below this cosine are noise, not meaning. */
 const MIN_VECTOR_SCORE = 0.08;
+const DEFAULT_UPSERT_BATCH = 10_000;
 const EMBED_BATCH = 256;
 
 /** The text an item is embedded from: name, categories (twice: they say most), people, some text. */
@@ -231,6 +234,8 @@ export class IndexStore {
   private allDocs: DocSet | undefined;
   /** Quantiles of orders without the profile's (derived quantities), by target and pool; dropped on any change. */
   private readonly quantileCache = new Map<string, number[] | undefined>();
+  /** Every document with a target's number, ascending by it (built on first use, dropped on any change). */
+  private readonly sortedCache = new Map<string, SortedTarget>();
   private indexFiles: IndexFiles | undefined;
   private nextSegment = 1;
   private nextGeneration = 1;
@@ -241,6 +246,7 @@ export class IndexStore {
   private _replayed: JournalReplay = { records: 0, tornBytes: 0 };
   private snapshotting = false;
   private readonly snapshotAfterBytes: number;
+  private readonly upsertBatchSize: number;
   private readonly onBackgroundError: ((err: unknown) => void) | undefined;
   private _openedFrom: OpenedFrom = 'empty';
   private _vectorsFrom: 'disk' | 'computed' | 'none' = 'none';
@@ -256,6 +262,7 @@ export class IndexStore {
     opts: IndexStoreOptions,
   ) {
     this.snapshotAfterBytes = opts.snapshotAfterBytes ?? DEFAULT_SNAPSHOT_AFTER_BYTES;
+    this.upsertBatchSize = Math.max(1, opts.upsertBatch ?? DEFAULT_UPSERT_BATCH);
     this.onBackgroundError = opts.onBackgroundError;
     const e =
       embedder === null
@@ -699,6 +706,7 @@ export class IndexStore {
     url: (doc) => this.urls[doc] ?? '',
     doc: (url) => this.docOf.get(url),
     column: (path) => this.column(path),
+    sorted: (target) => this.sorted(target),
   };
 
   private itemOf(doc: number): StoredItem | undefined {
@@ -716,9 +724,11 @@ export class IndexStore {
         for (; i < col.nums.length && (k.max === undefined || col.nums[i]! <= k.max); i++)
           if (inRange(col.nums[i]!, k)) docs.add(col.numDocs[i]!);
       } else {
-        const values = derivedValues(k.target, this.selectionSource, pool);
-        for (let i = 0; i < values.docs.length; i++)
-          if (inRange(values.keys[i]!, k)) docs.add(values.docs[i]!);
+        // a derived quantity's documents in order of it: the range is one stretch of them
+        const { docs: sorted, keys } = this.sorted(k.target);
+        let i = k.min === undefined ? 0 : lowerBound(keys, k.min);
+        for (; i < keys.length && (k.max === undefined || keys[i]! <= k.max); i++)
+          if (inRange(keys[i]!, k)) docs.add(sorted[i]!);
       }
       return docs;
     }
@@ -745,14 +755,33 @@ export class IndexStore {
   ): number[] | undefined {
     const key = JSON.stringify([target, sites && [...sites].sort(), types && [...types].sort()]);
     if (this.quantileCache.has(key)) return this.quantileCache.get(key);
-    const { keys } = derivedValues(target, this.selectionSource, this.poolOf(sites, types));
-    const out = quantilesOfSorted(keys.filter((v) => Number.isFinite(v)).sort());
+    // the target's numbers in order already: those of the pool taken as they come
+    const pool = this.poolOf(sites, types);
+    const { docs, keys } = this.sorted(target);
+    const values: number[] = [];
+    for (let i = 0; i < docs.length; i++)
+      if (pool.has(docs[i]!) && Number.isFinite(keys[i])) values.push(keys[i]!);
+    const out = quantilesOfSorted(values);
     this.quantileCache.set(key, out);
     return out;
   }
 
   private column(path: string): FactColumn {
     return this.factColumns.column(path);
+  }
+
+  /**
+   * A target's documents ascending by its number (ties: lower document first), over every
+   * document of the columns (live or not: callers intersect): a property's column order as it
+   * is, a derived quantity's computed and sorted once after a change.
+   */
+  private sorted(target: Target): SortedTarget {
+    const key = JSON.stringify(target);
+    let out = this.sortedCache.get(key);
+    if (out) return out;
+    out = sortTarget(target, this.selectionSource);
+    this.sortedCache.set(key, out);
+    return out;
   }
 
   /** URLs ranked by the hybrid text search among `allowed`. */
@@ -892,7 +921,20 @@ export class IndexStore {
     const wrong = items.find((i) => i.site !== site);
     if (wrong) throw new StoreInputError(`item ${wrong.url} belongs to site "${wrong.site}", not "${site}"`);
     const latest = latestByUrl(items);
-    // vectors first: if the embedder fails, nothing has changed
+    // a large load a bounded batch at a time (its vectors, its journal record): memory stays
+    // bounded by the batch, not the load; a failure leaves the batches before it applied
+    let upserted = 0;
+    const refused: NonNullable<UpsertResult['refused']> = [];
+    for (let i = 0; i < latest.length || i === 0; i += this.upsertBatchSize) {
+      const r = await this.upsertBatch(site, latest.slice(i, i + this.upsertBatchSize), opts);
+      upserted += r.upserted;
+      if (r.refused) refused.push(...r.refused);
+    }
+    return { upserted, total: this.items.size, ...(refused.length ? { refused } : {}) };
+  }
+
+  private async upsertBatch(site: string, latest: StoredItem[], opts: UpsertOptions): Promise<UpsertResult> {
+    // vectors first: if the embedder fails, nothing of the batch has changed
     const vectors = await this.embedDocuments(latest);
     return this.exclusive(async () => {
       // H2 (issue 19): another site's URL stays there unless the caller moves it (cross-site.ts).
@@ -900,7 +942,7 @@ export class IndexStore {
       const gone = new Set(refused.map((r) => r.url));
       const kept = gone.size ? latest.filter((i) => !gone.has(i.url)) : latest;
       const keptVectors = gone.size ? vectors.filter((_, n) => !gone.has(latest[n]!.url)) : vectors;
-      // journaled before applied: if the write fails, nothing has changed either
+      // journaled before applied: if the write fails, nothing of the batch has changed either
       await this.journal?.append({ op: 'upsert', site, items: kept });
       this.applyUpsert(kept, keptVectors);
       this.snapshotIfJournalLarge();
@@ -931,6 +973,7 @@ export class IndexStore {
   private invalidate(): void {
     this.allDocs = undefined;
     this.quantileCache.clear();
+    this.sortedCache.clear();
   }
 
   private applyUpsert(items: readonly StoredItem[], vectors: readonly ArrayLike<number>[]): void {
@@ -1221,10 +1264,44 @@ export interface SelectionSource {
   url(doc: number): string;
   doc(url: string): number | undefined;
   column(path: string): FactColumn;
+  /** A target's documents ascending by its number (every document of the columns: callers intersect). */
+  sorted(target: Target): SortedTarget;
+}
+
+/** Documents ascending by a target's number, and each one's number. */
+export interface SortedTarget {
+  docs: Uint32Array;
+  keys: Float64Array;
+}
+
+/**
+ * Every document of the columns with a target's number, ascending by it (ties: lower document
+ * first): a property's column order as it is, a derived quantity's computed and sorted.
+ */
+export function sortTarget(target: Target, src: Pick<SelectionSource, 'column'>): SortedTarget {
+  if ('path' in target) {
+    const col = src.column(target.path);
+    return { docs: col.order, keys: Float64Array.from(col.order, (d) => col.first[d]!) };
+  }
+  const read = targetReader(target, src);
+  const n = Math.max(src.column(target.derived.a).first.length, src.column(target.derived.b).first.length);
+  const all = new Float64Array(n);
+  const docs: number[] = [];
+  for (let doc = 0; doc < n; doc++) {
+    const v = read(doc);
+    if (v === undefined || Number.isNaN(v)) continue;
+    all[doc] = v;
+    docs.push(doc);
+  }
+  const order = Uint32Array.from(docs).sort((a, b) => all[a]! - all[b]! || a - b);
+  return { docs: order, keys: Float64Array.from(order, (d) => all[d]!) };
 }
 
 /** A target's number of a document (targetValue over the columns' first numbers); undefined without it. */
-export function targetReader(target: Target, src: SelectionSource): (doc: number) => number | undefined {
+export function targetReader(
+  target: Target,
+  src: Pick<SelectionSource, 'column'>,
+): (doc: number) => number | undefined {
   if ('path' in target) {
     const first = src.column(target.path).first;
     return (doc) => {
@@ -1281,50 +1358,83 @@ export class ColumnSelection implements Selection {
 
   fits(orders: readonly Order[], only?: readonly string[]): { urls: string[]; fits: Float64Array } {
     const readers = orders.map((o) => targetReader(o.target, this.src));
-    const urls: string[] = [];
-    const fits: number[] = [];
     const docs = only
       ? only.map((url) => this.src.doc(url)).filter((d): d is number => d !== undefined)
       : this.docs.toArray();
-    for (const doc of docs) {
+    const urls = new Array<string>(docs.length);
+    const fits = new Float64Array(docs.length);
+    for (let i = 0; i < docs.length; i++) {
+      const doc = docs[i]!;
+      urls[i] = this.src.url(doc);
+      if (orders.length === 0) {
+        fits[i] = 1;
+        continue;
+      }
       let sum = 0;
-      orders.forEach((o, i) => {
-        const v = readers[i]!(doc);
-        sum += v === undefined ? 0 : fitOfValue(o, v);
-      });
-      urls.push(this.src.url(doc));
-      fits.push(orders.length ? sum / orders.length : 1);
+      for (let o = 0; o < orders.length; o++) {
+        const v = readers[o]!(doc);
+        if (v !== undefined) sum += fitOfValue(orders[o]!, v);
+      }
+      fits[i] = sum / orders.length;
     }
-    return { urls, fits: Float64Array.from(fits) };
+    return { urls, fits };
   }
 
   best(target: Target, direction: 'asc' | 'desc', n: number): Array<{ url: string; sortKey: number }> {
     const sign = direction === 'desc' ? 1 : -1;
     const picked: Array<{ doc: number; sortKey: number }> = [];
-    if ('path' in target) {
-      // the column's documents by their number: walked from the best end, only the selected kept
-      const col = this.src.column(target.path);
-      const order = col.order;
-      const len = order.length;
-      for (let i = 0; i < len; i++) {
-        const doc = order[direction === 'desc' ? len - 1 - i : i]!;
-        if (!this.docs.has(doc)) continue;
-        const sortKey = sign * col.first[doc]!;
-        if (picked.length >= n && sortKey !== picked[picked.length - 1]!.sortKey) break;
-        picked.push({ doc, sortKey });
-      }
-    } else {
-      const { docs, keys } = derivedValues(target, this.src, this.docs);
-      if (sign < 0) for (let i = 0; i < keys.length; i++) keys[i] = -keys[i]!;
-      let floor = -Infinity;
-      if (keys.length > n && n > 0) {
-        const sorted = Float64Array.from(keys).sort();
-        floor = sorted[sorted.length - n]!;
-      }
-      for (let i = 0; i < docs.length; i++)
-        if (keys[i]! >= floor) picked.push({ doc: docs[i]!, sortKey: keys[i]! });
+    // the target's documents by their number: walked from the best end, only the selected kept
+    const { docs: order, keys } = this.src.sorted(target);
+    const len = order.length;
+    for (let i = 0; i < len; i++) {
+      const at = direction === 'desc' ? len - 1 - i : i;
+      const doc = order[at]!;
+      if (!this.docs.has(doc)) continue;
+      const sortKey = sign * keys[at]!;
+      if (picked.length >= n && sortKey !== picked[picked.length - 1]!.sortKey) break;
+      picked.push({ doc, sortKey });
     }
     return picked.map((p) => ({ url: this.src.url(p.doc), sortKey: p.sortKey }));
+  }
+
+  has(url: string): boolean {
+    const doc = this.src.doc(url);
+    return doc !== undefined && this.docs.has(doc);
+  }
+
+  /**
+   * The passing items of best fit to one order, `skip`ped ones left out: walked along the
+   * order's number from its best end (the fit only falls along it), until `n` are taken and the
+   * fit drops below the n-th's, so every item tied with it is in. Undefined when that n-th fit is
+   * 0 or fewer than `n` have the number: items without it (fit 0) would tie, only the full
+   * `fits` answers then.
+   */
+  bestFits(
+    order: Order,
+    n: number,
+    skip: ReadonlySet<string>,
+  ): { urls: string[]; fits: Float64Array } | undefined {
+    const { docs: sorted, keys } = this.src.sorted(order.target);
+    const len = sorted.length;
+    // from the end whose fit is 1 (fitOfValue: the percentile, or 1 minus it when ascending)
+    const fromTop = order.direction === 'desc';
+    const urls: string[] = [];
+    const fits: number[] = [];
+    let floor = Infinity;
+    for (let i = 0; i < len; i++) {
+      const at = fromTop ? len - 1 - i : i;
+      const doc = sorted[at]!;
+      if (!this.docs.has(doc)) continue;
+      const url = this.src.url(doc);
+      if (skip.has(url)) continue;
+      const fit = fitOfValue(order, keys[at]!);
+      if (urls.length >= n && fit < floor)
+        return floor > 0 ? { urls, fits: Float64Array.from(fits) } : undefined;
+      urls.push(url);
+      fits.push(fit);
+      if (urls.length === n) floor = fit;
+    }
+    return urls.length >= n && floor > 0 ? { urls, fits: Float64Array.from(fits) } : undefined;
   }
 }
 

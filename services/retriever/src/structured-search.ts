@@ -60,6 +60,17 @@ export interface Selection {
    * (satisfaction's fit), from the columns.
    */
   fits(orders: readonly Order[], only?: readonly string[]): { urls: string[]; fits: Float64Array };
+  /** Whether the item at this URL passes (nothing decoded). */
+  has(url: string): boolean;
+  /**
+   * The passing items not in `skip` of best fit to one order: the first `n` and every item tied
+   * with the n-th, with their fits; undefined when only `fits` over every item can tell.
+   */
+  bestFits?(
+    order: Order,
+    n: number,
+    skip: ReadonlySet<string>,
+  ): { urls: string[]; fits: Float64Array } | undefined;
 }
 
 export interface Candidate {
@@ -208,10 +219,23 @@ export async function structuredSearch(
     rankText && selection.count > 1
       ? await src.textRanks(rankText, selection, depth, keywordOnly)
       : undefined;
-  const { urls, fits } = selection.fits(u.orders);
   const candidates: Candidate[] = [];
+  const ranked = new Set(ranks);
+  // one order: the best by fit walked from its end, and the fits of the ranked and named items,
+  // instead of the fit of every passing item
+  const kept = new Set([...ranked, ...named]);
+  const head = !sort && u.orders.length === 1 ? selection.bestFits?.(u.orders[0]!, need, kept) : undefined;
+  const { urls, fits } = head
+    ? joinFits(
+        head,
+        selection.fits(
+          u.orders,
+          [...kept].filter((url) => selection.has(url)),
+        ),
+      )
+    : selection.fits(u.orders);
   if (!sort)
-    for (const i of contenders(urls, fits, new Set(ranks), named, need))
+    for (const i of contenders(urls, fits, ranked, named, need))
       candidates.push({ item: stub(urls[i]!), fit: fits[i]!, sortKey: undefined, text: 0 });
   else
     for (const url of urls) {
@@ -226,6 +250,17 @@ export async function structuredSearch(
     items: materialise(rankCandidates(candidates, u, numResults), selection),
     outcome: { matched: selection.count, relaxed, orders },
   };
+}
+
+/** Two lists of URLs with their fits, one after the other. */
+function joinFits(
+  a: { urls: string[]; fits: Float64Array },
+  b: { urls: string[]; fits: Float64Array },
+): { urls: string[]; fits: Float64Array } {
+  const fits = new Float64Array(a.fits.length + b.fits.length);
+  fits.set(a.fits);
+  fits.set(b.fits, a.fits.length);
+  return { urls: [...a.urls, ...b.urls], fits };
 }
 
 /**
@@ -261,7 +296,7 @@ export function contenders(
   const rest: number[] = [];
   urls.forEach((url, i) => (ranked.has(url) || named.has(url) ? out.push(i) : rest.push(i)));
   if (rest.length <= n) return [...out, ...rest];
-  const floor = Float64Array.from(rest, (i) => fits[i]!).sort()[rest.length - n]!;
+  const floor = nthLargest(fits, n, rest);
   const tied: number[] = [];
   let above = 0;
   for (const i of rest) {
@@ -287,4 +322,40 @@ export function contenders(
     if (first.length > want) first.pop();
   }
   return [...out, ...first];
+}
+
+/**
+ * The n-th largest of `values` (of those at `at` when given), ties counted: what a full sort
+ * would have at index length − n, found with a min-heap of n entries (no sort of them all).
+ * NaN counts as the smallest; the answer is NaN for n < 1 or fewer values than n.
+ */
+export function nthLargest(values: ArrayLike<number>, n: number, at?: ArrayLike<number>): number {
+  const len = at ? at.length : values.length;
+  if (n < 1 || len < n) return NaN;
+  const heap = new Float64Array(n);
+  const down = (i: number): void => {
+    const v = heap[i]!;
+    for (;;) {
+      let c = 2 * i + 1;
+      if (c >= n) break;
+      if (c + 1 < n && heap[c + 1]! < heap[c]!) c++;
+      if (heap[c]! >= v) break;
+      heap[i] = heap[c]!;
+      i = c;
+    }
+    heap[i] = v;
+  };
+  for (let i = 0; i < n; i++) {
+    const v = values[at ? at[i]! : i]!;
+    heap[i] = Number.isNaN(v) ? -Infinity : v;
+  }
+  for (let i = (n >> 1) - 1; i >= 0; i--) down(i);
+  for (let i = n; i < len; i++) {
+    const v = values[at ? at[i]! : i]!;
+    if (v > heap[0]!) {
+      heap[0] = v;
+      down(0);
+    }
+  }
+  return heap[0]!;
 }

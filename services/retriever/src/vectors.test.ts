@@ -1,7 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DocSet } from '@askbus/search-core';
 import { VectorIndex } from './vectors';
 
@@ -50,6 +50,41 @@ describe('VectorIndex', () => {
     expect(index.search(all[7]!, 3, DocSet.of([7, 8, 9]))[0]!.doc).toBe(7);
   });
 
+  it('does not scan everything when few vectors are close enough (minScore), only when the filter left too few', () => {
+    const index = new VectorIndex(dims);
+    index.setMany(
+      all.map((_, i) => i),
+      all,
+    );
+    const scan = vi.spyOn(index, 'exactSearch');
+    const close = index.search(all[0]!, 50, undefined, 0.6, true);
+    expect(close.length).toBeLessThan(50);
+    expect(close[0]!.doc).toBe(0);
+    expect(scan).not.toHaveBeenCalled();
+  });
+
+  it('scans exactly: the best k of the filter by cosine, best first, none under minScore', () => {
+    const index = new VectorIndex(dims);
+    index.setMany(
+      all.map((_, i) => i),
+      all,
+    );
+    const odds = DocSet.of(all.map((_, i) => i).filter((i) => i % 2 === 1));
+    for (const q of [1, 2, 3]) {
+      const cos = (i: number): number => all[i]!.reduce((s, x, j) => s + x * all[q]![j]!, 0);
+      const expected = [...odds]
+        .map((i) => ({ i, c: cos(i) }))
+        .filter((x) => x.c >= 0.1)
+        .sort((a, b) => b.c - a.c)
+        .slice(0, 15);
+      const got = index.exactSearch(all[q]!, 15, odds, 0.1);
+      expect(got.map((h) => h.score)).toEqual([...got.map((h) => h.score)].sort((a, b) => b - a));
+      got.forEach((h, n) => expect(h.score).toBeCloseTo(expected[n]!.c, 3));
+      expect(got.every((h) => h.doc % 2 === 1 && h.score >= 0.1)).toBe(true);
+    }
+    expect(index.exactSearch(all[0]!, 0)).toEqual([]);
+  });
+
   it('replaces and deletes, and reads back what it saved', () => {
     const dir = mkdtempSync(join(tmpdir(), 'askbus-vectors-'));
     try {
@@ -72,4 +107,56 @@ describe('VectorIndex', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('reads codes back from a file as they lie (documents 0…n−1) or copied (gaps), and grows after', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'askbus-vectors-'));
+    try {
+      for (const gap of [false, true]) {
+        const index = new VectorIndex(dims);
+        index.setMany(
+          all.slice(0, 500).map((_, i) => i),
+          all.slice(0, 500),
+        );
+        if (gap) index.delete(250);
+        writeFileSync(join(dir, 'codes.bin'), index.save(join(dir, 'g.usearch')));
+        const again = new VectorIndex(dims);
+        again.load(join(dir, 'g.usearch'), readFileSync(join(dir, 'codes.bin')));
+        expect(again.size).toBe(gap ? 499 : 500);
+        for (const q of [0, 3, 250, 499])
+          expect(again.exactSearch(all[q]!, 10)).toEqual(index.exactSearch(all[q]!, 10));
+        again.setMany([500, 501], [all[600]!, all[601]!]);
+        expect(again.exactSearch(all[601]!, 1)[0]!.doc).toBe(501);
+        expect(again.exactSearch(all[7]!, 1)[0]!.doc).toBe(7);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('finds k in a filter even when the nearest vectors of all lie outside it', () => {
+    // 4,500 vectors of the first 56 entries (the filter: 90%) and 500 near one direction of the
+    // last 8 entries; the query points there, a little toward the first 56 too: its first
+    // hundreds of neighbours are all outside the filter
+    const many = vectors(4_500, 56).map((v) => Float32Array.from([...v, ...new Float32Array(8)]));
+    const towards = Float32Array.from({ length: dims }, (_, i) => (i >= 56 ? 1 : 0));
+    const few = vectors(500, dims).map((noise) => unit(towards.map((x, i) => x + 0.2 * noise[i]!)));
+    const index = new VectorIndex(dims);
+    const all = [...many, ...few];
+    index.setMany(
+      all.map((_, i) => i),
+      all,
+    );
+    const query = unit(towards.map((x) => x + 0.05));
+    const filter = DocSet.of(many.map((_, i) => i));
+    const exact = index.exactSearch(query, 20, filter, 0.01);
+    expect(exact).toHaveLength(20);
+    const graph = index.search(query, 20, filter, 0.01, true);
+    expect(graph).toHaveLength(20);
+    expect(graph.filter((h) => exact.some((e) => e.doc === h.doc)).length).toBeGreaterThanOrEqual(18);
+  });
 });
+
+function unit(v: Float32Array): Float32Array {
+  const norm = Math.hypot(...v) || 1;
+  return v.map((x) => x / norm);
+}

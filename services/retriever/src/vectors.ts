@@ -13,6 +13,14 @@ const OVERSAMPLE = 8;
 /** A filter this small (or this share of the vectors) is scanned exactly: no graph walk. */
 const EXACT_BELOW = 4_000;
 const EXACT_SHARE = 0.25;
+/**
+ * A walk whose candidates were too few in the filter for k is repeated (at most RETRIES times)
+ * for RETRY_MARGIN × as many as the share in the filter requires, unless that is over
+ * RETRY_MAX_SHARE of the filter's vectors: then the exact scan is cheaper than so wide a walk.
+ */
+const RETRIES = 2;
+const RETRY_MARGIN = 2;
+const RETRY_MAX_SHARE = 0.03;
 const THREADS = 2;
 /** Vectors added to the graph in one call. */
 const PENDING_BATCH = 2_048;
@@ -138,21 +146,45 @@ export class VectorIndex {
     }
     this.flush();
     const scaledQuery = fullRange(query);
-    // the graph knows no filter: ask for as many more as the filter is likely to reject (at
-    // most 4×: smaller sets are scanned exactly)
-    const share = allowed / this.count;
-    const want = Math.min(this.count, Math.ceil((k * OVERSAMPLE) / share));
-    const found = this.ann.search(scaledQuery, want, 1);
     const nonzero = sparseEntries(query);
-    const out: { doc: number; score: number }[] = [];
+    // the graph knows no filter: ask for as many more as the filter is likely to reject, judged
+    // first by its share of all vectors; but the neighbourhood of a query may lie mostly outside
+    // the filter (another site's items), so a walk whose candidates were too few in the filter is
+    // asked again as wide as the share found in it requires, and the exact scan answers once that
+    // is a large part of the filter. Candidates in the filter but under minScore end it: the walk
+    // has gone past the items close enough.
+    let want = Math.min(this.count, Math.ceil((k * OVERSAMPLE) / (allowed / this.count)));
+    for (let pass = 0; ; pass++) {
+      const { hits, inFilter } = this.graphPass(scaledQuery, query, nonzero, want, filter, minScore);
+      if (hits.length >= k || inFilter >= k || want >= this.count) return hits.slice(0, k);
+      const next = Math.max(want * 2, Math.ceil((k * RETRY_MARGIN * want) / Math.max(inFilter, 1)));
+      if (pass >= RETRIES || next > allowed * RETRY_MAX_SHARE)
+        return this.exactSearch(query, k, filter, minScore);
+      want = next;
+    }
+  }
+
+  /** One walk of the graph for `want` candidates: those in `filter` rescored from their codes, and how many were in it. */
+  private graphPass(
+    scaledQuery: Float32Array,
+    query: Float32Array,
+    nonzero: readonly number[] | undefined,
+    want: number,
+    filter: DocSet | undefined,
+    minScore: number,
+  ): { hits: { doc: number; score: number }[]; inFilter: number } {
+    const found = this.ann.search(scaledQuery, want, 1);
+    const hits: { doc: number; score: number }[] = [];
+    let inFilter = 0;
     for (const key of found.keys) {
       const doc = Number(key);
       if (!this.present.has(doc) || (filter && !filter.has(doc))) continue;
+      inFilter++;
       const score = this.dot(doc, query, nonzero);
-      if (score >= minScore) out.push({ doc, score });
+      if (score >= minScore) hits.push({ doc, score });
     }
-    out.sort((a, b) => b.score - a.score || a.doc - b.doc);
-    return out.slice(0, k);
+    hits.sort((a, b) => b.score - a.score || a.doc - b.doc);
+    return { hits, inFilter };
   }
 
   /** The exact answer: every vector of `filter` (or all) compared with `query`. */
@@ -162,12 +194,27 @@ export class VectorIndex {
     filter?: DocSet,
     minScore = 0,
   ): { doc: number; score: number }[] {
+    if (k <= 0) return [];
+    // the query's entries that count (all of a dense one) as two typed arrays, the documents as
+    // one: a tight loop over the codes
     const nonzero = sparseEntries(query);
+    const at = Int32Array.from(nonzero ?? query.keys());
+    const q = Float32Array.from(at, (i) => query[i]!);
+    const docs = (filter ?? this.present).toArray();
+    const codes = this.codes;
+    const scales = this.scales;
+    const dims = this.dimensions;
+    const m = at.length;
     const top: { doc: number; score: number }[] = [];
-    for (const doc of filter ?? this.present) {
+    let worst = -Infinity;
+    for (let d = 0; d < docs.length; d++) {
+      const doc = docs[d]!;
       if (filter && !this.present.has(doc)) continue;
-      const dot = this.dot(doc, query, nonzero);
-      if (dot < minScore || (top.length >= k && dot <= top[top.length - 1]!.score)) continue;
+      const base = doc * dims;
+      let dot = 0;
+      for (let j = 0; j < m; j++) dot += codes[base + at[j]!]! * q[j]!;
+      dot *= scales[doc]!;
+      if (dot < minScore || (top.length >= k && dot <= worst)) continue;
       let j = top.length;
       if (j < k) top.push({ doc, score: dot });
       else j = k - 1;
@@ -176,6 +223,7 @@ export class VectorIndex {
         j--;
       }
       top[j] = { doc, score: dot };
+      if (top.length >= k) worst = top[k - 1]!.score;
     }
     return top;
   }
@@ -220,21 +268,34 @@ export class VectorIndex {
     this.ann = ann;
     this.viewed = graphPath;
     const max = docs.reduce((a, b) => Math.max(a, b), 0);
-    // sized once, to the documents there are (no room to grow until more come)
-    if (max + 1 > this.scales.length) {
-      this.scales = new Float32Array(max + 1);
-      this.codes = new Int16Array((max + 1) * this.dimensions);
-    }
-    // copied a run of consecutive documents at a time (after a merge, one run of them all)
     const dims = this.dimensions;
-    for (let i = 0; i < n;) {
-      let j = i + 1;
-      while (j < n && docs[j] === docs[j - 1]! + 1) j++;
-      const doc = docs[i]!;
-      this.scales.set(scales.subarray(i, j), doc);
-      this.codes.set(codes.subarray(i * dims, j * dims), doc * dims);
-      for (let k = i; k < j; k++) this.present.add(docs[k]!);
-      i = j;
+    if (
+      max + 1 === n &&
+      this.scales.length === 0 &&
+      codes.buffer === codesFile.buffer &&
+      codesFile.byteLength === codesFile.buffer.byteLength
+    ) {
+      // documents 0…n−1 in order (a snapshot without gaps): the file's codes are the codes, used
+      // where they were read (no second copy of them all, no time copying); grown like any others
+      this.codes = codes;
+      this.scales = scales;
+      for (let doc = 0; doc < n; doc++) this.present.add(doc);
+    } else {
+      // sized once, to the documents there are (no room to grow until more come)
+      if (max + 1 > this.scales.length) {
+        this.scales = new Float32Array(max + 1);
+        this.codes = new Int16Array((max + 1) * dims);
+      }
+      // copied a run of consecutive documents at a time
+      for (let i = 0; i < n;) {
+        let j = i + 1;
+        while (j < n && docs[j] === docs[j - 1]! + 1) j++;
+        const doc = docs[i]!;
+        this.scales.set(scales.subarray(i, j), doc);
+        this.codes.set(codes.subarray(i * dims, j * dims), doc * dims);
+        for (let k = i; k < j; k++) this.present.add(docs[k]!);
+        i = j;
+      }
     }
     this.inGraph = DocSet.of(docs);
     this.pending = [];
