@@ -315,6 +315,39 @@ for (const target of targets) {
       }
     }, 120_000);
 
+    it('knows (names, profile, vocabulary) the rows a failed load committed, and only those', async (ctx) => {
+      if (skip) ctx.skip();
+      const own = `${table}_partial`;
+      const s = await PgStore.open({ connectionString: server.url, table: own, maxConnections: 2 });
+      try {
+        // the 600th item cannot be stored (jsonb takes no \u0000): the first batch of 500 is
+        // committed, the second fails
+        const some = allMovies
+          .slice(0, 700)
+          .map((m, i) =>
+            i === 600 ? { ...m, schema_object: { ...m.schema_object, description: 'a\u0000b' } } : m,
+          );
+        await expect(s.upsert('movies', some)).rejects.toThrow();
+        expect(await s.count()).toBe(500);
+        expect(s.profiles(['movies'])[0]).toMatchObject({ itemCount: 500 });
+        const committed = some[10]!;
+        const lost = some[650]!;
+        expect(s.findNames(committed.name, ['movies']).flatMap((n) => n.items.map((i) => i.url))).toContain(
+          committed.url,
+        );
+        expect(s.findNames(lost.name, ['movies']).flatMap((n) => n.items.map((i) => i.url))).not.toContain(
+          lost.url,
+        );
+        expect(s.vocabulary.documents).toBe(500);
+      } finally {
+        const c = new pg.Client({ connectionString: server.url });
+        await c.connect();
+        await c.query(`DROP TABLE IF EXISTS ${own}`);
+        await c.end();
+        await s.close();
+      }
+    }, 120_000);
+
     it('deletes a site', async (ctx) => {
       if (skip) ctx.skip();
       expect(await store.deleteSite('cars')).toBe(100);

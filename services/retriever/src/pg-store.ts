@@ -337,10 +337,13 @@ export class PgStore {
       }
     }
     const texts = latest.map((item) => embeddingText(item));
-    await this.write(latest, texts);
-    latest.forEach((item, n) => {
-      this.vocabulary.observe(texts[n]!.text, texts[n]!.categories);
-      this.catalog.add(item);
+    // each batch joins the vocabulary and the catalog once its rows are committed, while the
+    // database writes the next one
+    await this.write(latest, texts, (from, to) => {
+      for (let n = from; n < to; n++) {
+        this.vocabulary.observe(texts[n]!.text, texts[n]!.categories);
+        this.catalog.add(latest[n]!);
+      }
     });
     return { upserted: latest.length, total: await this.count(), ...(refused.length ? { refused } : {}) };
   }
@@ -352,10 +355,13 @@ export class PgStore {
    * table's) drops the GIN and HNSW indexes and leaves them to `buildDeferredIndexes` — at
    * `persist` (the last batch of a load), before the next search, or at the next `open` — so a
    * load in several batches inserts every row without index upkeep and builds each index once.
+   * `written(from, to)` is told of each batch (items[from..to)) once it is committed, while the
+   * next one is being written.
    */
   private async write(
     items: readonly StoredItem[],
     texts: readonly { text: string }[] = items.map((i) => embeddingText(i)),
+    written: (from: number, to: number) => void = () => undefined,
   ): Promise<void> {
     if (items.length === 0) return;
     const before = await this.count();
@@ -382,8 +388,10 @@ export class PgStore {
         pending = client.query(statement.text, statement.values);
         // awaited on the next turn or after the loop; this only keeps a failure from going unhandled meanwhile
         pending.catch(() => undefined);
+        if (i > 0) written(i - ROWS_PER_INSERT, i);
       }
       await pending;
+      written(Math.floor((items.length - 1) / ROWS_PER_INSERT) * ROWS_PER_INSERT, items.length);
     } finally {
       if (bulk) await client.query('RESET synchronous_commit').catch(() => undefined);
       client.release();
