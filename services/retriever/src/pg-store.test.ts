@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDemoSites } from '@askbus/demo-data';
-import { PgStore } from './pg-store';
+import { PgStore, SqlBuilder } from './pg-store';
 import { startPgliteServer } from './testing';
 import { StoreInputError } from './index-store';
 import { serveRetriever } from './index';
@@ -246,6 +246,51 @@ for (const target of targets) {
         expect((await big.search({ query: 'extraterrestrial', site: ['all'], numResults: 100 })).length).toBe(
           100,
         );
+        // value constraints find their rows by the GIN index on terms, and exactly the rows the
+        // exact test alone finds (a value, words of a value, punctuation, a negation)
+        const c = new pg.Client({ connectionString: server.url });
+        await c.connect();
+        try {
+          const constraints = [
+            ...[
+              'westerns with clint eastwood',
+              'horror films with zombies',
+              'documentary about music',
+              'rated pg-13 movies',
+            ].flatMap((q) => testSite('movies').ask(q).constraints),
+            ...testSite('cars').ask('japanese cars').constraints,
+          ].filter((k) => k.kind === 'value');
+          constraints.push({ ...constraints[0]!, negated: true });
+          expect(constraints.length).toBeGreaterThanOrEqual(6);
+          for (const k of constraints) {
+            const counts: number[] = [];
+            for (const indexed of [true, false]) {
+              const b = new SqlBuilder([]);
+              const where = b.constraint(k, indexed);
+              counts.push(
+                Number(
+                  (await c.query<{ n: string }>(`SELECT count(*) AS n FROM ${own} WHERE ${where}`, b.params))
+                    .rows[0]!.n,
+                ),
+              );
+              if (indexed && !k.negated) {
+                const plan = (
+                  await c.query<{ 'QUERY PLAN': string }>(
+                    `EXPLAIN SELECT url FROM ${own} WHERE ${where}`,
+                    b.params,
+                  )
+                ).rows
+                  .map((r) => r['QUERY PLAN'])
+                  .join('\n');
+                expect(plan, k.text).toContain(`Bitmap Index Scan on ${own}_terms`);
+              }
+            }
+            expect(counts[0], k.text).toBe(counts[1]);
+            if (!k.negated) expect(counts[0], k.text).toBeGreaterThan(0);
+          }
+        } finally {
+          await c.end();
+        }
       } finally {
         const c = new pg.Client({ connectionString: server.url });
         await c.connect();
@@ -284,6 +329,7 @@ for (const target of targets) {
           `${inParts}_embedding`,
           `${inParts}_pkey`,
           `${inParts}_site`,
+          `${inParts}_terms`,
         ]);
         // then a few more (each index kept row by row), and a replaced one
         await parts.upsert('movies', some.slice(1_100));

@@ -46,9 +46,19 @@ const BULK_REBUILD_MIN = 1_000;
 /**
  * Candidates an HNSW scan keeps before pgvector 0.8 (hnsw.ef_search; the default of 40 would cap
  * a LIMIT 100). From 0.8 iterative scans fill the LIMIT with the default, which also keeps the
- * planner's cost of the index low enough that it takes it from a few thousand rows on.
+ * planner's cost of the index low enough that it takes it from a few thousand rows on (with 100
+ * it scans the demo sites' 3,606 rows instead).
  */
 const EF_SEARCH = 100;
+/**
+ * The HNSW build's candidate list (pgvector's default 64): half of it builds the index about
+ * twice as fast, the largest part of a bulk load into PGlite. Recall@100 against exact search
+ * over the site (30k synthetic items of bench/retrieve-data.ts, 40 questions, hnsw.ef_search 40
+ * with iterative scans): 0.42 with 32; 0.38, 0.45 and 0.47 in three builds with 64 (the build
+ * draws each node's level at random) — these random-indexing vectors are near-orthogonal, and
+ * hard for any graph.
+ */
+const EF_CONSTRUCTION = 32;
 /**
  * A query word whose stem is in at least this share of the searched sites' rows (estimated from
  * ANALYZE's most common elements of `doc`) is left out of the keyword side while rarer words
@@ -71,6 +81,20 @@ export function vectorBinary(v: readonly number[]): Buffer {
     buf.writeFloatBE(Number.isFinite(x) ? x : 0, 4 + 4 * i);
   }
   return buf;
+}
+
+/**
+ * The `terms` of a row, from its facts (a jsonb expression): for every string fact
+ * `path=value` (lowercased) and `path word` for each word of the value as a value constraint
+ * normalizes it — so a GIN index on them finds the few rows a value constraint can match (see
+ * SqlBuilder.constraint), which it then tests exactly. Made in SQL, so its lowercasing and
+ * words are PostgreSQL's, as the constraint's.
+ */
+export function termsOf(facts: string): string {
+  return `ARRAY(SELECT DISTINCT x FROM jsonb_each(${facts}) f(k, v), jsonb_array_elements(CASE WHEN jsonb_typeof(f.v) = 'array' THEN f.v ELSE '[]'::jsonb END) e,
+      LATERAL (SELECT f.k || '=' || lower(e #>> '{}') UNION ALL
+               SELECT f.k || ' ' || w FROM regexp_split_to_table(trim(regexp_replace(lower(e #>> '{}'), '[^[:alnum:]]+', ' ', 'g')), ' ') w WHERE w <> '') t(x)
+     WHERE jsonb_typeof(e) = 'string')`;
 }
 
 /** A statement and its parameters. */
@@ -99,7 +123,7 @@ const toItem = (r: ItemRow): StoredItem => ({
  * Constraints and orders of an understanding as SQL over the `facts` jsonb column (path → an
  * array of numbers or strings), with their values as parameters.
  */
-class SqlBuilder {
+export class SqlBuilder {
   constructor(readonly params: unknown[]) {}
 
   param(v: unknown): string {
@@ -123,7 +147,8 @@ class SqlBuilder {
     return `(${a} / NULLIF(${b}, 0))`;
   }
 
-  constraint(k: Constraint): string {
+  /** A constraint as a condition; `indexed` false leaves out the terms test (for tests). */
+  constraint(k: Constraint, indexed = true): string {
     if (k.kind === 'range') {
       const bounds = (v: string): string => {
         const out: string[] = [];
@@ -141,7 +166,21 @@ class SqlBuilder {
     const values = this.param(k.values.map((v) => v.toLowerCase()));
     const likes = this.param(k.contains.map((seq) => `% ${seq.join(' ')} %`));
     const hit = `EXISTS (SELECT 1 FROM jsonb_array_elements(COALESCE(facts->${p}, '[]'::jsonb)) e WHERE jsonb_typeof(e) = 'string' AND (lower(e #>> '{}') = ANY(${values}::text[]) OR ' ' || trim(regexp_replace(lower(e #>> '{}'), '[^[:alnum:]]+', ' ', 'g')) || ' ' LIKE ANY(${likes}::text[])))`;
-    return k.negated ? `NOT ${hit}` : hit;
+    if (k.negated) return `NOT ${hit}`;
+    if (!indexed) return hit;
+    // A row it matches has `path=value` among its terms, or every word of a sequence as
+    // `path word` (LIKE '% w1 w2 %' over the normalized value: its words, in order); the
+    // indexed test goes first and the exact one checks what it finds. A sequence with other
+    // characters than letters and digits (LIKE's _ and %, say) is only tested exactly.
+    const words = /^[\p{L}\p{N}]+$/u;
+    if (!k.contains.every((seq) => seq.every((w) => words.test(w)))) return hit;
+    const found = [
+      ...(k.values.length
+        ? [`terms && ${this.param(k.values.map((v) => `${k.path}=${v.toLowerCase()}`))}::text[]`]
+        : []),
+      ...k.contains.map((seq) => `terms @> ${this.param(seq.map((w) => `${k.path} ${w}`))}::text[]`),
+    ];
+    return found.length ? `((${found.join(' OR ')}) AND ${hit})` : hit;
   }
 
   /** What the rows come back in: the superlative, else the preferences (scaled to their ranges). */
@@ -242,6 +281,8 @@ export class PgStore {
     // facts uncompressed (out of line when a row is long): a constraint reads them in every row
     // of a site, several times a row, and each read would decompress them again (twice as slow)
     await this.pool.query(`ALTER TABLE ${t} ALTER COLUMN facts SET STORAGE EXTERNAL`);
+    // the words and values of the string facts, for value constraints (termsOf); added to older tables
+    await this.pool.query(`ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS terms text[]`);
     await this.pool.query(`CREATE INDEX IF NOT EXISTS ${t}_site ON ${t} (site, type)`);
     await this.createIndexes();
     const cols = await this.pool.query<{ dims: number }>(
@@ -266,11 +307,13 @@ export class PgStore {
       `SELECT url, item FROM ${t} WHERE facts IS NULL`,
     );
     for (const row of missing.rows) {
-      await this.pool.query(`UPDATE ${t} SET facts = $2::jsonb WHERE url = $1`, [
+      await this.pool.query(`UPDATE ${t} SET facts = $2::jsonb, terms = NULL WHERE url = $1`, [
         row.url,
         JSON.stringify(compactFacts(extractFacts(row.item))),
       ]);
     }
+    // rows written before the terms column (or whose facts were just made) get theirs
+    await this.pool.query(`UPDATE ${t} SET terms = ${termsOf('facts')} WHERE terms IS NULL`);
     // items embedded by another model (or not at all) are embedded again
     const stale = await this.pool.query<{ item: StoredItem }>(
       `SELECT jsonb_build_object('url', url, 'name', name, 'site', site, '@type', type, 'schema_object', item) AS item FROM ${t} WHERE embedder IS DISTINCT FROM $1`,
@@ -368,7 +411,9 @@ export class PgStore {
     if (!this.indexesDeferred && items.length >= BULK_REBUILD_MIN && items.length * 6 >= before) {
       await this.building;
       this.indexesDeferred = true;
-      await this.pool.query(`DROP INDEX IF EXISTS ${this.table}_embedding, ${this.table}_doc`);
+      await this.pool.query(
+        `DROP INDEX IF EXISTS ${this.table}_embedding, ${this.table}_doc, ${this.table}_terms`,
+      );
     }
     // one connection for the load; a bulk one commits without waiting for its WAL to be flushed
     // (a crash may lose its last statements, never leave a half one): fewer waits on a server
@@ -445,13 +490,13 @@ export class PgStore {
       const p = (k: number) => `$${n * 11 + k}`;
       return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}::jsonb,
           setweight(to_tsvector('english', ${p(6)}), 'A') || setweight(to_tsvector('english', ${p(7)}), 'B') || setweight(to_tsvector('english', ${p(8)}), 'C'),
-          ${p(9)}::vector, ${p(10)}, ${p(11)}::jsonb)`;
+          ${p(9)}::vector, ${p(10)}, ${p(11)}::jsonb, ${termsOf(`${p(11)}::jsonb`)})`;
     });
     return {
-      text: `INSERT INTO ${this.table} (url, site, type, name, item, doc, embedding, embedder, facts) VALUES ${rows.join(',')}
+      text: `INSERT INTO ${this.table} (url, site, type, name, item, doc, embedding, embedder, facts, terms) VALUES ${rows.join(',')}
          ON CONFLICT (url) DO UPDATE SET site = EXCLUDED.site, type = EXCLUDED.type, name = EXCLUDED.name,
            item = EXCLUDED.item, doc = EXCLUDED.doc, embedding = EXCLUDED.embedding, embedder = EXCLUDED.embedder,
-           facts = EXCLUDED.facts`,
+           facts = EXCLUDED.facts, terms = EXCLUDED.terms`,
       values,
     };
   }
@@ -465,8 +510,9 @@ export class PgStore {
     try {
       await client.query(`SET maintenance_work_mem = '256MB'`);
       await client.query(`CREATE INDEX IF NOT EXISTS ${this.table}_doc ON ${this.table} USING gin (doc)`);
+      await client.query(`CREATE INDEX IF NOT EXISTS ${this.table}_terms ON ${this.table} USING gin (terms)`);
       await client.query(
-        `CREATE INDEX IF NOT EXISTS ${this.table}_embedding ON ${this.table} USING hnsw (embedding vector_cosine_ops)`,
+        `CREATE INDEX IF NOT EXISTS ${this.table}_embedding ON ${this.table} USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = ${EF_CONSTRUCTION})`,
       );
       await client.query('RESET maintenance_work_mem');
     } finally {
