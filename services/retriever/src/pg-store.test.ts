@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDemoSites } from '@askbus/demo-data';
-import { PgStore, SqlBuilder } from './pg-store';
+import { PgStore, SqlBuilder, termsOf } from './pg-store';
 import { startPgliteServer } from './testing';
 import { StoreInputError } from './index-store';
 import { serveRetriever } from './index';
@@ -31,6 +31,24 @@ if (process.env.DATABASE_URL) {
     url: async () => ({ url: process.env.DATABASE_URL!, stop: async () => undefined }),
   });
 }
+
+describe('termsOf', () => {
+  it("gives each ASCII string fact's value and words, and a path with any other value path*", () => {
+    expect(
+      termsOf({ genre: ['Romantic Comedy', 'Sci-Fi'], director: ['Pedro Almodóvar'], year: [1999] }).sort(),
+    ).toEqual(
+      [
+        'genre=romantic comedy',
+        'genre romantic',
+        'genre comedy',
+        'genre=sci-fi',
+        'genre sci',
+        'genre fi',
+        'director*',
+      ].sort(),
+    );
+  });
+});
 
 for (const target of targets) {
   describe(`PgStore on ${target.name}`, () => {

@@ -33,7 +33,7 @@ const RRF_K = 60;
 const KEYWORD_WEIGHT = 1;
 const VECTOR_WEIGHT = 0.7;
 const MIN_VECTOR_SCORE = 0.08;
-/** Rows a multi-row INSERT carries (11 parameters a row; PostgreSQL takes at most 65,535). */
+/** Rows a multi-row INSERT carries (12 parameters a row; PostgreSQL takes at most 65,535). */
 const ROWS_PER_INSERT = 500;
 /**
  * A write of at least this many rows, and at least a sixth of the table's, drops the HNSW and
@@ -83,22 +83,41 @@ export function vectorBinary(v: readonly number[]): Buffer {
   return buf;
 }
 
+function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
 /**
- * The `terms` of a row, from its facts (a jsonb expression): for every string fact
- * `path=value` (lowercased) and `path word` for each word of the value as a value constraint
- * normalizes it — so a GIN index on them finds the few rows a value constraint can match (see
- * SqlBuilder.constraint), which it then tests exactly. Made in SQL, so its lowercasing and
- * words are PostgreSQL's, as the constraint's.
+ * The `terms` of a row, from its facts: for every string fact `path=value` (lowercased) and
+ * `path word` for each word of the value as a value constraint normalizes it — so a GIN index
+ * on them finds the few rows a value constraint can match (see SqlBuilder.constraint), which it
+ * then tests exactly. Made here, not in SQL (where it cost about a millisecond a row in PGlite):
+ * only for ASCII values, whose lowercase and words (runs of [:alnum:]) are the same in
+ * JavaScript and PostgreSQL; a path with any other value gets `path*`, which every constraint on
+ * the path accepts, so such rows are always tested exactly.
  */
-export function termsOf(facts: string): string {
-  return `ARRAY(SELECT DISTINCT x FROM jsonb_each(${facts}) f(k, v), jsonb_array_elements(CASE WHEN jsonb_typeof(f.v) = 'array' THEN f.v ELSE '[]'::jsonb END) e,
-      LATERAL (SELECT f.k || '=' || lower(e #>> '{}') UNION ALL
-               SELECT f.k || ' ' || w FROM regexp_split_to_table(trim(regexp_replace(lower(e #>> '{}'), '[^[:alnum:]]+', ' ', 'g')), ' ') w WHERE w <> '') t(x)
-     WHERE jsonb_typeof(e) = 'string')`;
+export function termsOf(facts: Readonly<Record<string, readonly (number | string)[]>>): string[] {
+  const out = new Set<string>();
+  for (const [path, values] of Object.entries(facts)) {
+    for (const v of values) {
+      if (typeof v !== 'string') continue;
+      if (!isAscii(v)) {
+        out.add(`${path}*`);
+        continue;
+      }
+      const lower = v.toLowerCase();
+      out.add(`${path}=${lower}`);
+      for (const w of lower.split(/[^a-z0-9]+/)) if (w) out.add(`${path} ${w}`);
+    }
+  }
+  return [...out];
 }
 
 /** A statement and its parameters. */
 export interface Statement {
+  /** A prepared statement's name (the same text each time). */
+  name?: string;
   text: string;
   values: unknown[];
 }
@@ -175,12 +194,10 @@ export class SqlBuilder {
     const words = /^[\p{L}\p{N}]+$/u;
     if (!k.contains.every((seq) => seq.every((w) => words.test(w)))) return hit;
     const found = [
-      ...(k.values.length
-        ? [`terms && ${this.param(k.values.map((v) => `${k.path}=${v.toLowerCase()}`))}::text[]`]
-        : []),
+      `terms && ${this.param([`${k.path}*`, ...k.values.map((v) => `${k.path}=${v.toLowerCase()}`)])}::text[]`,
       ...k.contains.map((seq) => `terms @> ${this.param(seq.map((w) => `${k.path} ${w}`))}::text[]`),
     ];
-    return found.length ? `((${found.join(' OR ')}) AND ${hit})` : hit;
+    return `((${found.join(' OR ')}) AND ${hit})`;
   }
 
   /** What the rows come back in: the superlative, else the preferences (scaled to their ranges). */
@@ -313,7 +330,12 @@ export class PgStore {
       ]);
     }
     // rows written before the terms column (or whose facts were just made) get theirs
-    await this.pool.query(`UPDATE ${t} SET terms = ${termsOf('facts')} WHERE terms IS NULL`);
+    const termless = await this.pool.query<{ url: string; facts: Record<string, (number | string)[]> }>(
+      `SELECT url, facts FROM ${t} WHERE terms IS NULL`,
+    );
+    for (const row of termless.rows) {
+      await this.pool.query(`UPDATE ${t} SET terms = $2 WHERE url = $1`, [row.url, termsOf(row.facts ?? {})]);
+    }
     // items embedded by another model (or not at all) are embedded again
     const stale = await this.pool.query<{ item: StoredItem }>(
       `SELECT jsonb_build_object('url', url, 'name', name, 'site', site, '@type', type, 'schema_object', item) AS item FROM ${t} WHERE embedder IS DISTINCT FROM $1`,
@@ -430,7 +452,7 @@ export class PgStore {
         );
         const statement = this.insertStatement(batch, vectors);
         await pending;
-        pending = client.query(statement.text, statement.values);
+        pending = client.query(statement);
         // awaited on the next turn or after the loop; this only keeps a failure from going unhandled meanwhile
         pending.catch(() => undefined);
         if (i > 0) written(i - ROWS_PER_INSERT, i);
@@ -474,6 +496,7 @@ export class PgStore {
     const values: unknown[] = [];
     const rows = batch.map((item, n) => {
       const f = flattenItem(item);
+      const facts = compactFacts(extractFacts(item.schema_object));
       values.push(
         item.url,
         item.site,
@@ -485,15 +508,21 @@ export class PgStore {
         f.text.join(' ').slice(0, 100_000),
         vectorBinary(vectors[n]!),
         this.embedder.id,
-        JSON.stringify(compactFacts(extractFacts(item.schema_object))),
+        JSON.stringify(facts),
+        termsOf(facts),
       );
-      const p = (k: number) => `$${n * 11 + k}`;
-      return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}::jsonb,
-          setweight(to_tsvector('english', ${p(6)}), 'A') || setweight(to_tsvector('english', ${p(7)}), 'B') || setweight(to_tsvector('english', ${p(8)}), 'C'),
-          ${p(9)}::vector, ${p(10)}, ${p(11)}::jsonb, ${termsOf(`${p(11)}::jsonb`)})`;
+      const p = (k: number) => `$${n * 12 + k}`;
+      return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}::jsonb, ${p(6)}, ${p(7)}, ${p(8)}, ${p(9)}::vector, ${p(10)}, ${p(11)}::jsonb, ${p(12)}::text[])`;
     });
+    // the rows as VALUES, their tsvector made once in the SELECT (not parsed and planned for each
+    // of 500 rows); a full batch's statement is prepared once per connection
     return {
-      text: `INSERT INTO ${this.table} (url, site, type, name, item, doc, embedding, embedder, facts, terms) VALUES ${rows.join(',')}
+      ...(batch.length === ROWS_PER_INSERT ? { name: `${this.table}_insert` } : {}),
+      text: `INSERT INTO ${this.table} (url, site, type, name, item, doc, embedding, embedder, facts, terms)
+         SELECT v.url, v.site, v.type, v.name, v.item,
+                setweight(to_tsvector('english', v.a), 'A') || setweight(to_tsvector('english', v.b), 'B') || setweight(to_tsvector('english', v.c), 'C'),
+                v.embedding, v.embedder, v.facts, v.terms
+           FROM (VALUES ${rows.join(',')}) v(url, site, type, name, item, a, b, c, embedding, embedder, facts, terms)
          ON CONFLICT (url) DO UPDATE SET site = EXCLUDED.site, type = EXCLUDED.type, name = EXCLUDED.name,
            item = EXCLUDED.item, doc = EXCLUDED.doc, embedding = EXCLUDED.embedding, embedder = EXCLUDED.embedder,
            facts = EXCLUDED.facts, terms = EXCLUDED.terms`,
