@@ -1,7 +1,8 @@
 /**
  * bench:retrieve — the retriever's stores at growing sizes, side by side: synthetic items from
  * the demo data (bench/retrieve-data.ts) loaded into the embedded IndexStore (files in a temp
- * directory) and into PgStore (PGlite + pgvector, over pglite-socket, in the same process), then
+ * directory) and into PgStore (PGlite + pgvector over pglite-socket, served from a child process
+ * of its own as a database server is: until 2026-12-03 it ran in the bench's process), then
  * 20 questions — plain ones and ones with years, ranges and superlatives, each with the
  * understanding the router would send — straight through each store's searchWithOutcome.
  * Each (size, backend) runs in a child process of its own, so its RSS is its own.
@@ -128,6 +129,8 @@ interface Opened {
   /** The embedded store's data directory (kept after close for the reopen child, which removes it). */
   dataDir?: string;
   diskBytes(): Promise<number>;
+  /** pg: the peak RSS of the database process (PGlite), added to this process's. */
+  serverRssBytes?(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -144,11 +147,10 @@ async function openBackend(backend: Backend): Promise<Opened> {
       },
     };
   }
-  const db = await PGlite.create({ extensions: { vector } });
-  const port = await freePort();
-  const server = new PGLiteSocketServer({ db, port, host: '127.0.0.1', maxConnections: 4 });
-  await server.start();
-  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  // PostgreSQL is a server of its own, as in production: PGlite served over pglite-socket from a
+  // child process (--pg-server), so the database works while this process analyses the next batch
+  const server = await startPgServer();
+  const url = `postgres://postgres@127.0.0.1:${server.port}/postgres`;
   const store = await PgStore.open({ connectionString: url, maxConnections: 4 });
   return {
     store,
@@ -162,12 +164,94 @@ async function openBackend(backend: Backend): Promise<Opened> {
         await c.end();
       }
     },
+    serverRssBytes: () => server.peakRss(),
     close: async () => {
       await store.close();
       await server.stop();
-      await db.close();
     },
   };
+}
+
+/** The database process of a pg run: PGlite + pgvector over pglite-socket on a free port. */
+async function startPgServer(): Promise<{ port: number; peakRss(): Promise<number>; stop(): Promise<void> }> {
+  const script = fileURLToPath(import.meta.url);
+  const child = spawn(
+    process.execPath,
+    [...process.execArgv, '--max-old-space-size=6144', script, '--pg-server'],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
+  const lines: string[] = [];
+  const waiters: ((line: string) => void)[] = [];
+  let buffered = '';
+  child.stdout.on('data', (d: Buffer) => {
+    buffered += d.toString();
+    let nl: number;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      const w = waiters.shift();
+      if (w) w(line);
+      else lines.push(line);
+    }
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const next = (prefix: string): Promise<string> =>
+    Promise.race([
+      new Promise<string>((resolve) => {
+        const l = lines.shift();
+        if (l !== undefined) resolve(l);
+        else waiters.push(resolve);
+      }),
+      exited.then((code) => {
+        throw new Error(`the PGlite server exited (${code})`);
+      }),
+    ]).then((line) => {
+      if (!line.startsWith(prefix)) throw new Error(`PGlite server: expected ${prefix}, got ${line}`);
+      return line.slice(prefix.length).trim();
+    });
+  const port = z.coerce
+    .number()
+    .int()
+    .positive()
+    .parse(await next('PORT '));
+  return {
+    port,
+    peakRss: async () => {
+      child.stdin.write('rss\n');
+      return z.coerce
+        .number()
+        .nonnegative()
+        .parse(await next('RSS '));
+    },
+    stop: async () => {
+      child.stdin.end();
+      await exited;
+    },
+  };
+}
+
+/** --pg-server: serves PGlite until stdin ends; `rss` on stdin answers with this process's peak RSS. */
+async function servePg(): Promise<void> {
+  const db = await PGlite.create({ extensions: { vector } });
+  const port = await freePort();
+  const server = new PGLiteSocketServer({ db, port, host: '127.0.0.1', maxConnections: 4 });
+  await server.start();
+  process.stdout.write(`PORT ${port}\n`);
+  let input = '';
+  process.stdin.on('data', (d: Buffer) => {
+    input += d.toString();
+    let nl: number;
+    while ((nl = input.indexOf('\n')) >= 0) {
+      const cmd = input.slice(0, nl).trim();
+      input = input.slice(nl + 1);
+      if (cmd === 'rss') process.stdout.write(`RSS ${process.resourceUsage().maxRSS * 1024}\n`);
+    }
+  });
+  await new Promise<void>((resolve) => process.stdin.on('end', resolve));
+  await server.stop();
+  await db.close();
 }
 
 /** One backend at one size, in this process: load, then the questions `rounds` times after a warm-up. */
@@ -202,6 +286,7 @@ async function runOne(backend: Backend, size: number, rounds: number): Promise<C
     const all = samples.flat();
     const diskBytes = await opened.diskBytes();
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
+    const serverRss = (await opened.serverRssBytes?.()) ?? 0;
     if (opened.dataDir) process.stdout.write(`DATADIR ${opened.dataDir}\n`);
     return {
       backend,
@@ -210,7 +295,7 @@ async function runOne(backend: Backend, size: number, rounds: number): Promise<C
       loadSeconds,
       loadItemsPerSecond: size / loadSeconds,
       diskBytes,
-      rssBytes: peakRss,
+      rssBytes: peakRss + serverRss,
       p50Ms: percentile(all, 50),
       p99Ms: percentile(all, 99),
       meanMs: all.reduce((a, b) => a + b, 0) / all.length,
@@ -328,6 +413,8 @@ function report(results: ChildResult[], runRounds: number): string {
     ),
     '',
     'reopen: the saved index opened again in a fresh process (a restart), then each question once; RSS after reopen is that process after the questions (the memory a site of that size needs when serving).',
+    '',
+    "pg: PGlite + pgvector served over pglite-socket from a process of its own (a database server is one), so the store analyses and embeds the next batch while the database writes the last; its peak RSS is the bench process's plus the database process's. Runs before 2026-12-03 18:00 UTC served PGlite in the bench's process. load s for pg is until the store answers searches with its GIN and vector indexes built (`persist`).",
   ];
   const sizes = [...new Set(results.map((r) => r.size))];
   const pairs = sizes.flatMap((size) => {
@@ -357,7 +444,9 @@ function report(results: ChildResult[], runRounds: number): string {
   return lines.join('\n') + '\n';
 }
 
-if (process.argv[2] === '--child') {
+if (process.argv[2] === '--pg-server') {
+  await servePg();
+} else if (process.argv[2] === '--child') {
   const backend = Backend.parse(process.argv[3]);
   const size = z.coerce.number().int().positive().parse(process.argv[4]);
   const rounds = z.coerce.number().int().positive().parse(process.argv[5]);

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDemoSites } from '@askbus/demo-data';
-import { PgStore } from './pg-store';
+import { PgStore, SqlBuilder, termsOf } from './pg-store';
 import { startPgliteServer } from './testing';
 import { StoreInputError } from './index-store';
 import { serveRetriever } from './index';
@@ -31,6 +31,24 @@ if (process.env.DATABASE_URL) {
     url: async () => ({ url: process.env.DATABASE_URL!, stop: async () => undefined }),
   });
 }
+
+describe('termsOf', () => {
+  it("gives each ASCII string fact's value and words, and a path with any other value path*", () => {
+    expect(
+      termsOf({ genre: ['Romantic Comedy', 'Sci-Fi'], director: ['Pedro Almodóvar'], year: [1999] }).sort(),
+    ).toEqual(
+      [
+        'genre=romantic comedy',
+        'genre romantic',
+        'genre comedy',
+        'genre=sci-fi',
+        'genre sci',
+        'genre fi',
+        'director*',
+      ].sort(),
+    );
+  });
+});
 
 for (const target of targets) {
   describe(`PgStore on ${target.name}`, () => {
@@ -246,6 +264,51 @@ for (const target of targets) {
         expect((await big.search({ query: 'extraterrestrial', site: ['all'], numResults: 100 })).length).toBe(
           100,
         );
+        // value constraints find their rows by the GIN index on terms, and exactly the rows the
+        // exact test alone finds (a value, words of a value, punctuation, a negation)
+        const c = new pg.Client({ connectionString: server.url });
+        await c.connect();
+        try {
+          const constraints = [
+            ...[
+              'westerns with clint eastwood',
+              'horror films with zombies',
+              'documentary about music',
+              'rated pg-13 movies',
+            ].flatMap((q) => testSite('movies').ask(q).constraints),
+            ...testSite('cars').ask('japanese cars').constraints,
+          ].filter((k) => k.kind === 'value');
+          constraints.push({ ...constraints[0]!, negated: true });
+          expect(constraints.length).toBeGreaterThanOrEqual(6);
+          for (const k of constraints) {
+            const counts: number[] = [];
+            for (const indexed of [true, false]) {
+              const b = new SqlBuilder([]);
+              const where = b.constraint(k, indexed);
+              counts.push(
+                Number(
+                  (await c.query<{ n: string }>(`SELECT count(*) AS n FROM ${own} WHERE ${where}`, b.params))
+                    .rows[0]!.n,
+                ),
+              );
+              if (indexed && !k.negated) {
+                const plan = (
+                  await c.query<{ 'QUERY PLAN': string }>(
+                    `EXPLAIN SELECT url FROM ${own} WHERE ${where}`,
+                    b.params,
+                  )
+                ).rows
+                  .map((r) => r['QUERY PLAN'])
+                  .join('\n');
+                expect(plan, k.text).toContain(`Bitmap Index Scan on ${own}_terms`);
+              }
+            }
+            expect(counts[0], k.text).toBe(counts[1]);
+            if (!k.negated) expect(counts[0], k.text).toBeGreaterThan(0);
+          }
+        } finally {
+          await c.end();
+        }
       } finally {
         const c = new pg.Client({ connectionString: server.url });
         await c.connect();
@@ -284,6 +347,7 @@ for (const target of targets) {
           `${inParts}_embedding`,
           `${inParts}_pkey`,
           `${inParts}_site`,
+          `${inParts}_terms`,
         ]);
         // then a few more (each index kept row by row), and a replaced one
         await parts.upsert('movies', some.slice(1_100));
@@ -312,6 +376,39 @@ for (const target of targets) {
         await c.end();
         await parts.close();
         await once.close();
+      }
+    }, 120_000);
+
+    it('knows (names, profile, vocabulary) the rows a failed load committed, and only those', async (ctx) => {
+      if (skip) ctx.skip();
+      const own = `${table}_partial`;
+      const s = await PgStore.open({ connectionString: server.url, table: own, maxConnections: 2 });
+      try {
+        // the 600th item cannot be stored (jsonb takes no \u0000): the first batch of 500 is
+        // committed, the second fails
+        const some = allMovies
+          .slice(0, 700)
+          .map((m, i) =>
+            i === 600 ? { ...m, schema_object: { ...m.schema_object, description: 'a\u0000b' } } : m,
+          );
+        await expect(s.upsert('movies', some)).rejects.toThrow();
+        expect(await s.count()).toBe(500);
+        expect(s.profiles(['movies'])[0]).toMatchObject({ itemCount: 500 });
+        const committed = some[10]!;
+        const lost = some[650]!;
+        expect(s.findNames(committed.name, ['movies']).flatMap((n) => n.items.map((i) => i.url))).toContain(
+          committed.url,
+        );
+        expect(s.findNames(lost.name, ['movies']).flatMap((n) => n.items.map((i) => i.url))).not.toContain(
+          lost.url,
+        );
+        expect(s.vocabulary.documents).toBe(500);
+      } finally {
+        const c = new pg.Client({ connectionString: server.url });
+        await c.connect();
+        await c.query(`DROP TABLE IF EXISTS ${own}`);
+        await c.end();
+        await s.close();
       }
     }, 120_000);
 
