@@ -21,7 +21,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AskRequest, type Message } from '@askbus/contracts';
-import { startDemoSystem } from '@askbus/cli';
+import { startDemoSystem, takeSseData } from '@askbus/cli';
 import { inProcessPipeline } from './in-process';
 import { defaultSearchSettings, runAsk } from '@askbus/router';
 import { latencySummary, mean, percentile } from './stats';
@@ -95,18 +95,10 @@ function overHttp(base: string, query: string): Promise<Sample> {
       let firstResultMs = NaN;
       let results = 0;
       res.on('data', (chunk: string) => {
-        buffer += chunk;
-        let cut: number;
-        while ((cut = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          const data = block
-            .split('\n')
-            .filter((l) => l.startsWith('data:'))
-            .map((l) => l.slice(5))
-            .join('');
-          if (!data) continue;
-          const msg = JSON.parse(data) as { message_type: string; content?: unknown };
+        const { data, rest } = takeSseData(buffer + chunk);
+        buffer = rest;
+        for (const d of data) {
+          const msg = JSON.parse(d) as { message_type: string; content?: unknown };
           if (msg.message_type === 'result' && Array.isArray(msg.content)) {
             if (Number.isNaN(firstResultMs)) firstResultMs = performance.now() - t0;
             results += msg.content.length;

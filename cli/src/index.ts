@@ -1,2 +1,2 @@
 export { up, upOptionsFromEnv, type Running, type UpOptions } from './up';
-export { startDemoSystem, type DemoSystem } from './testing';
+export { startDemoSystem, takeSseData, type DemoSystem } from './testing';

@@ -209,23 +209,32 @@ export async function readAskStream(
   const all: Message[] = [];
   let pending = '';
   for await (const chunk of res.body.pipeThrough(new TextDecoderStream())) {
-    pending += chunk;
-    let end: number;
-    while ((end = pending.indexOf('\n\n')) >= 0) {
-      const frame = pending.slice(0, end);
-      pending = pending.slice(end + 2);
-      const data = frame
-        .split('\n')
-        .filter((l) => l.startsWith('data: '))
-        .map((l) => l.slice(6))
-        .join('\n');
-      if (!data) continue; // keepalive comments
-      const m = JSON.parse(data) as Message;
+    const { data, rest } = takeSseData(pending + chunk);
+    pending = rest;
+    for (const d of data) {
+      const m = JSON.parse(d) as Message;
       all.push(m);
       onMessage(m, all);
     }
   }
   return all;
+}
+
+/**
+ * The `data` of every whole SSE frame at the start of `text` (frames without data, such as
+ * keepalive comments, left out) and what follows them, which waits for the rest of its frame.
+ */
+export function takeSseData(text: string): { data: string[]; rest: string } {
+  const data: string[] = [];
+  let rest = text;
+  let end: number;
+  while ((end = rest.indexOf('\n\n')) >= 0) {
+    const frame = rest.slice(0, end);
+    rest = rest.slice(end + 2);
+    const lines = frame.split('\n').filter((l) => l.startsWith('data:'));
+    if (lines.length > 0) data.push(lines.map((l) => l.slice(l.startsWith('data: ') ? 6 : 5)).join('\n'));
+  }
+  return { data, rest };
 }
 
 function randomPasswords(users: readonly NatsUser[]): Record<NatsUser, string> {
