@@ -1,17 +1,6 @@
 import type { StoredItem } from '@askbus/contracts';
 import { loadDemoSites } from '@askbus/demo-data';
-
-/** A small deterministic generator (mulberry32), so every run and backend gets the same items. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '@askbus/retriever';
 
 const SEQUELS = ['Returns', 'Reloaded', 'Rising', 'Origins', 'Legacy', 'Redux', 'Revisited', 'Forever'];
 const TRIMS = ['Sport', 'Deluxe', 'Touring', 'Custom', 'Limited', 'Classic', 'Special', 'Brougham'];
@@ -48,7 +37,7 @@ function vary(value: unknown, key: string, factor: number, years: number): unkno
  */
 export function syntheticItems(count: number): Map<string, StoredItem[]> {
   const demo = loadDemoSites().filter((s) => s.site === 'movies' || s.site === 'cars');
-  const rnd = random(22);
+  const rnd = seededRandom(22);
   // shuffled (seeded), so any prefix has both sites in their proportion
   const base = demo.flatMap((s) => s.items);
   for (let i = base.length - 1; i > 0; i--) {

@@ -15,6 +15,11 @@ const item = (n: number): StoredItem => ({
   schema_object: { '@type': 'Thing', name: `Item ${n}` },
 });
 
+/** Reads a stream to its end, for calls whose outcome is all a test looks at. */
+async function consume(chunks: AsyncIterable<unknown>): Promise<void> {
+  for await (const _ of chunks) void _;
+}
+
 let nats: Awaited<ReturnType<typeof testNats>>;
 let server: Bus;
 let server2: Bus;
@@ -157,27 +162,21 @@ describe('stream', () => {
     });
     await server.nc.flush();
     const gappy = { ...perItemScore, subject: 'rank.v1.gappy' };
-    await expect(
-      (async () => {
-        for await (const _ of client.stream(gappy, { query: 'q', items: [item(1)] })) void _;
-      })(),
-    ).rejects.toMatchObject({ code: 'stream_gap' });
+    await expect(consume(client.stream(gappy, { query: 'q', items: [item(1)] }))).rejects.toMatchObject({
+      code: 'stream_gap',
+    });
     sub.unsubscribe();
   });
 
   it('carries a handler error with its code to the caller', async () => {
     await expect(
-      (async () => {
-        for await (const _ of client.stream(perItemScore, { query: 'fail', items: [item(1)] })) void _;
-      })(),
+      consume(client.stream(perItemScore, { query: 'fail', items: [item(1)] })),
     ).rejects.toMatchObject({ code: 'unavailable', message: 'model is down' });
   });
 
   it('turns an invalid chunk into an internal error instead of sending it', async () => {
     await expect(
-      (async () => {
-        for await (const _ of client.stream(perItemScore, { query: 'bad chunk', items: [item(1)] })) void _;
-      })(),
+      consume(client.stream(perItemScore, { query: 'bad chunk', items: [item(1)] })),
     ).rejects.toMatchObject({ code: 'internal' });
   });
 
@@ -191,11 +190,7 @@ describe('stream', () => {
     const good: string[] = [];
     for await (const c of client.stream(onReceipt, { query: 'q', items: [item(1)] })) good.push(c.url);
     expect(good).toEqual([item(1).url]);
-    await expect(
-      (async () => {
-        for await (const _ of client.stream(onReceipt, { query: 'q', items: [item(2)] })) void _;
-      })(),
-    ).rejects.toMatchObject({
+    await expect(consume(client.stream(onReceipt, { query: 'q', items: [item(2)] }))).rejects.toMatchObject({
       code: 'internal',
       message: expect.stringMatching(/chunk of rank.v1.onreceipt is invalid/),
     });
@@ -204,14 +199,9 @@ describe('stream', () => {
   it('cancels every call of a query through the cancel subject', async () => {
     delays.set('cancel me', 5_000);
     const before = server.stats.cancelled + server2.stats.cancelled;
-    const run = (async () => {
-      for await (const _ of client.stream(
-        perItemScore,
-        { query: 'cancel me', items: [item(1)] },
-        { queryId: 'qc' },
-      ))
-        void _;
-    })();
+    const run = consume(
+      client.stream(perItemScore, { query: 'cancel me', items: [item(1)] }, { queryId: 'qc' }),
+    );
     await new Promise((r) => setTimeout(r, 200));
     const other = await testBus(nats.url, 'other');
     other.cancel('qc');
@@ -224,14 +214,9 @@ describe('stream', () => {
     delays.set('abort me', 5_000);
     const before = server.stats.cancelled + server2.stats.cancelled;
     const ac = new AbortController();
-    const run = (async () => {
-      for await (const _ of client.stream(
-        perItemScore,
-        { query: 'abort me', items: [item(1)] },
-        { signal: ac.signal },
-      ))
-        void _;
-    })();
+    const run = consume(
+      client.stream(perItemScore, { query: 'abort me', items: [item(1)] }, { signal: ac.signal }),
+    );
     setTimeout(() => ac.abort(), 200);
     await expect(run).rejects.toMatchObject({ code: 'cancelled' });
     await waitFor(() => server.stats.cancelled + server2.stats.cancelled === before + 1);
@@ -241,14 +226,7 @@ describe('stream', () => {
     delays.set('late', 3_000);
     const t0 = Date.now();
     await expect(
-      (async () => {
-        for await (const _ of client.stream(
-          perItemScore,
-          { query: 'late', items: [item(1)] },
-          { timeoutMs: 300 },
-        ))
-          void _;
-      })(),
+      consume(client.stream(perItemScore, { query: 'late', items: [item(1)] }, { timeoutMs: 300 })),
     ).rejects.toMatchObject({ code: 'deadline_exceeded' });
     expect(Date.now() - t0).toBeLessThan(2_000);
   });
@@ -309,14 +287,7 @@ describe('reply inbox', () => {
   it('drops a reply that comes after its call gave up', async () => {
     delays.set('late', 300);
     await expect(
-      (async () => {
-        for await (const _ of client.stream(
-          perItemScore,
-          { query: 'late', items: [item(1)] },
-          { timeoutMs: 100 },
-        ))
-          void _;
-      })(),
+      consume(client.stream(perItemScore, { query: 'late', items: [item(1)] }, { timeoutMs: 100 })),
     ).rejects.toMatchObject({ code: 'deadline_exceeded' });
     expect(client.pendingReplies).toBe(0);
     await new Promise((r) => setTimeout(r, 400));

@@ -5,6 +5,7 @@ import { fitOfValue, type Fact } from '@askbus/understand';
 import { FactColumns, type FactColumn } from './columns';
 import { ColumnSelection, sortTarget, type SelectionSource } from './index-store';
 import { contenders, nthLargest } from './structured-search';
+import { seededRandom } from './synthetic';
 
 /**
  * The structured search's column paths: the best items by a number taken from a column's order
@@ -12,21 +13,9 @@ import { contenders, nthLargest } from './structured-search';
  * columns are satisfaction's; the pruned candidates are the only ones that can reach the top.
  */
 
-/** A small deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** `docs` documents, each with numbers at `a` and `b` (some missing, many tied), as a selection source. */
 function source(docs: number, seed: number): { src: SelectionSource; a: number[]; b: number[] } {
-  const rnd = random(seed);
+  const rnd = seededRandom(seed);
   const draw = (): number => (rnd() < 0.15 ? NaN : Math.round(rnd() * 40) - 10);
   const a = Array.from({ length: docs }, draw);
   const b = Array.from({ length: docs }, draw);
@@ -69,7 +58,7 @@ const byDoc = (x: [number, number], y: [number, number]): number => x[0] - y[0];
 
 describe('ColumnSelection.best', () => {
   const { src, a, b } = source(3_000, 7);
-  const rnd = random(11);
+  const rnd = seededRandom(11);
   const selected = DocSet.of(a.flatMap((_, doc) => (rnd() < 0.6 ? [doc] : [])));
   const selection = new ColumnSelection(src, selected);
   const targets: Array<{ target: Target; value: (doc: number) => number | undefined }> = [
@@ -143,7 +132,7 @@ describe('ColumnSelection.best', () => {
 
 describe('ColumnSelection.bestFits', () => {
   const { src, a } = source(3_000, 9);
-  const rnd = random(13);
+  const rnd = seededRandom(13);
   const selected = DocSet.of(a.flatMap((_, doc) => (rnd() < 0.7 ? [doc] : [])));
   const selection = new ColumnSelection(src, selected);
   const order = (target: Target, direction: 'asc' | 'desc', quantiles?: number[]): Order => ({
@@ -182,7 +171,7 @@ describe('ColumnSelection.bestFits', () => {
 
 describe('contenders', () => {
   it('keeps the ranked and named items and the best others by fit, then URL', () => {
-    const rnd = random(3);
+    const rnd = seededRandom(3);
     const urls = Array.from({ length: 500 }, (_, i) => `u${String(i).padStart(3, '0')}`);
     const fits = Float64Array.from(urls, () => Math.round(rnd() * 10) / 10);
     const ranked = new Set(urls.filter(() => rnd() < 0.1));
@@ -202,7 +191,7 @@ describe('contenders', () => {
 
 describe('FactColumns', () => {
   it('reads back what it wrote: the same columns, and keeps growing after', () => {
-    const rnd = random(5);
+    const rnd = seededRandom(5);
     const cols = new FactColumns();
     const fact = (path: string, f: Partial<Fact>): Fact => ({
       path,
@@ -241,7 +230,7 @@ describe('FactColumns', () => {
 
 describe('nthLargest', () => {
   it('is what a full sort has n from the end, ties and NaN included, over all or some indices', () => {
-    const rnd = random(11);
+    const rnd = seededRandom(11);
     for (const len of [1, 7, 100, 2_000]) {
       const values = Float64Array.from({ length: len }, () => (rnd() < 0.05 ? NaN : Math.round(rnd() * 50)));
       const at = Uint32Array.from({ length: Math.floor(len / 2) }, () => Math.floor(rnd() * len));

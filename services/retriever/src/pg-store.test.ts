@@ -56,6 +56,13 @@ for (const target of targets) {
     let store: PgStore;
     let skip = false;
     const table = `askbus_test_${process.pid}`;
+    /** Drops the tests' own tables (the store keeps its pool; this is a connection of its own). */
+    const dropTables = async (...names: string[]): Promise<void> => {
+      const c = new pg.Client({ connectionString: server.url });
+      await c.connect();
+      await c.query(`DROP TABLE IF EXISTS ${names.join(', ')}`);
+      await c.end();
+    };
 
     beforeAll(async () => {
       server = await target.url();
@@ -74,10 +81,7 @@ for (const target of targets) {
 
     afterAll(async () => {
       if (store) {
-        const c = new pg.Client({ connectionString: server.url });
-        await c.connect();
-        await c.query(`DROP TABLE IF EXISTS ${table}`);
-        await c.end();
+        await dropTables(table);
         await store.close();
       }
       await server?.stop();
@@ -310,10 +314,7 @@ for (const target of targets) {
           await c.end();
         }
       } finally {
-        const c = new pg.Client({ connectionString: server.url });
-        await c.connect();
-        await c.query(`DROP TABLE IF EXISTS ${own}`);
-        await c.end();
+        await dropTables(own);
         await big.close();
       }
     }, 120_000);
@@ -370,10 +371,7 @@ for (const target of targets) {
         expect(await indexes(atOnce)).toContain(`${atOnce}_embedding`);
         expect(await parts.count()).toBe(1_300);
       } finally {
-        const c = new pg.Client({ connectionString: server.url });
-        await c.connect();
-        await c.query(`DROP TABLE IF EXISTS ${inParts}, ${atOnce}`);
-        await c.end();
+        await dropTables(inParts, atOnce);
         await parts.close();
         await once.close();
       }
@@ -404,10 +402,7 @@ for (const target of targets) {
         );
         expect(s.vocabulary.documents).toBe(500);
       } finally {
-        const c = new pg.Client({ connectionString: server.url });
-        await c.connect();
-        await c.query(`DROP TABLE IF EXISTS ${own}`);
-        await c.end();
+        await dropTables(own);
         await s.close();
       }
     }, 120_000);

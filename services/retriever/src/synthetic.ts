@@ -24,6 +24,21 @@ const SYLLABLES = [
   'gon',
 ];
 
+/**
+ * A small deterministic generator (mulberry32): numbers in [0, 1), the same for a seed on every
+ * run, so benchmarks and tests see the same data each time.
+ */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 /** A pronounceable word for a number, distinct per number. */
 export function syntheticWord(n: number): string {
   let word = '';
