@@ -1,10 +1,10 @@
-import { SearchRequest } from '@askbus/contracts';
+import { SearchRequest, toRankItem } from '@askbus/contracts';
 import { WordNet } from '@askbus/embeddings';
 import { llmFromEnv, loadPrompts } from '@askbus/llm';
 import { loadTools } from '@askbus/tools';
 import { Understander, type AnswerModel, type RoutingDeps, type SearchPorts } from '@askbus/router';
 import { IndexStore } from '@askbus/retriever';
-import { rankItems } from '@askbus/ranker';
+import { AnalysisCache, DEFAULT_RANK_CACHE_ITEMS, rankAnalysed } from '@askbus/ranker';
 
 /** What the one-process pipeline runs with: the search ports, and the router's model and tool routing. */
 export interface InProcessPipeline {
@@ -15,7 +15,7 @@ export interface InProcessPipeline {
 
 /**
  * The ask path without NATS: the retriever's index, its profiles and names, and the ranker's
- * scorer called directly, over the same index files the services use, with the router's own
+ * scorer (with the ranker's analysis cache) called directly, over the same index files the services use, with the router's own
  * model (the embedded default, as `askbus up` runs it) for understanding and tool routing.
  * Batches still go through the same pipeline code, so only the transport differs.
  *
@@ -33,10 +33,16 @@ export async function inProcessPipeline(indexDir: string): Promise<InProcessPipe
     WordNet.get(),
     { llm: model.llm },
   );
+  // the ranker service keeps each item's text analysis between requests; so does this path
+  const analyses = new AnalysisCache(DEFAULT_RANK_CACHE_ITEMS);
   const ports: SearchPorts = {
     retrieve: async (req) => store.searchWithOutcome(SearchRequest.parse(req)),
     score: async function* (query, items, _signal, understanding) {
-      yield rankItems(query, items, understanding);
+      yield rankAnalysed(
+        query,
+        items.map((item) => analyses.analyse(toRankItem(item))),
+        understanding,
+      );
     },
     understand: async (query, site, signal) =>
       (await understander.understand(query, site, signal))?.understanding,

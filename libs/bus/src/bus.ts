@@ -20,6 +20,7 @@ import { PermissionViolations } from './permissions-violations';
 import { RefusalLog } from './refusal-log';
 import { checkReply } from './reply-inbox';
 import { ReplyMux, type ReplyInbox } from './reply-mux';
+import { batchWritesThisTurn } from './write-batch';
 import { RunningWork, parseCancelSubject } from './running-work';
 import { startCallSpan, startHandlerSpan, withContext } from './tracing';
 
@@ -185,6 +186,16 @@ export class Bus {
     return this.replies.pending;
   }
 
+  /** nc.publish, its socket write joined with the others of this event-loop turn (write-batch.ts). */
+  private publishBatched(
+    subject: string,
+    data?: Uint8Array,
+    opts?: { reply?: string; headers?: MsgHdrs },
+  ): void {
+    batchWritesThisTurn(this.nc);
+    this.nc.publish(subject, data, opts);
+  }
+
   get service(): string {
     return this.opts.service;
   }
@@ -209,7 +220,7 @@ export class Bus {
    */
   cancel(queryId: string, callId?: string): void {
     if (this.nc.isClosed()) return;
-    this.nc.publish(cancelSubject(this.caller, queryId, callId));
+    this.publishBatched(cancelSubject(this.caller, queryId, callId));
   }
 
   // ---------------------------------------------------------------- events
@@ -234,7 +245,7 @@ export class Bus {
     const h = natsHeaders();
     const span = startCallSpan(subject, key, opts.traceparent);
     span.inject(h);
-    this.nc.publish(subject, encodeJson(parsed.data), { headers: h });
+    this.publishBatched(subject, encodeJson(parsed.data), { headers: h });
     span.end();
   }
 
@@ -329,7 +340,10 @@ export class Bus {
         const inbox = this.replies.inbox();
         let msg: Msg | typeof LINK_LOST;
         try {
-          this.nc.publish(contract.subject, call.payload, { reply: inbox.subject, headers: call.headers });
+          this.publishBatched(contract.subject, call.payload, {
+            reply: inbox.subject,
+            headers: call.headers,
+          });
           msg = await this.nextMessage(inbox.messages, call, call.remainingMs(), undefined, true);
         } finally {
           inbox.close();
@@ -371,7 +385,7 @@ export class Bus {
     const send = (): AsyncIterator<Msg> => {
       inbox?.close();
       inbox = this.replies.inbox();
-      this.nc.publish(contract.subject, call.payload, { reply: inbox.subject, headers: call.headers });
+      this.publishBatched(contract.subject, call.payload, { reply: inbox.subject, headers: call.headers });
       return inbox.messages;
     };
     let expected = 0;
@@ -559,7 +573,7 @@ export class Bus {
     opts: ServeOptions = {},
   ): Subscription {
     return this.serveOn(contract.subject, opts, async (msg, reply, caller) => {
-      const answer = (data: Uint8Array, h?: MsgHdrs) => this.nc.publish(reply, data, { headers: h });
+      const answer = (data: Uint8Array, h?: MsgHdrs) => this.publishBatched(reply, data, { headers: h });
       await this.runHandler(
         msg,
         caller,
@@ -600,7 +614,7 @@ export class Bus {
         const h = natsHeaders();
         h.set(H.seq, String(seq++));
         extra?.(h);
-        this.nc.publish(reply, data, { headers: h });
+        this.publishBatched(reply, data, { headers: h });
         lastSent = Date.now();
       };
       const heartbeat = setInterval(
@@ -608,7 +622,7 @@ export class Bus {
           if (this.nc.isClosed() || Date.now() - lastSent < this.heartbeatMs) return;
           const h = natsHeaders();
           h.set(H.heartbeat, '1');
-          this.nc.publish(reply, new Uint8Array(), { headers: h });
+          this.publishBatched(reply, new Uint8Array(), { headers: h });
           lastSent = Date.now();
         },
         Math.max(50, Math.floor(this.heartbeatMs / 2)),

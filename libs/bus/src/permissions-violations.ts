@@ -56,10 +56,16 @@ export class PermissionViolations {
     let set = this.waiting.get(subject);
     if (!set) this.waiting.set(subject, (set = new Set()));
     set.add(fail);
+    // The caller's abort passed on by a listener removed at dispose, not AbortSignal.any: on every
+    // call that one made weak references for the garbage collector to clear.
+    const passOn = (): void => controller.abort(callerSignal?.reason);
+    if (callerSignal?.aborted) passOn();
+    else callerSignal?.addEventListener('abort', passOn, { once: true });
     return {
-      signal: callerSignal ? AbortSignal.any([callerSignal, controller.signal]) : controller.signal,
+      signal: controller.signal,
       refused: () => refused,
       dispose: () => {
+        callerSignal?.removeEventListener('abort', passOn);
         set.delete(fail);
         if (set.size === 0) this.waiting.delete(subject);
       },

@@ -194,6 +194,9 @@ export function parseNlweb(fromQuery: Bag, body: Bag | undefined, accept: string
   };
 }
 
+/** How long an SSE answer's headers wait for its first message before they are sent alone. */
+const HEADERS_ALONE_MS = 50;
+
 export async function streamNlweb(
   call: AskCall,
   req: FastifyRequest,
@@ -208,7 +211,11 @@ export async function streamNlweb(
   raw.on('error', (err) => req.log.debug({ err }, 'SSE response failed'));
   reply.hijack();
   raw.writeHead(200, { ...pendingHeaders(reply), ...SSE_HEADERS, 'x-query-id': call.request.queryId });
-  raw.flushHeaders();
+  // The headers leave with the first message (begin-nlweb-response comes within milliseconds),
+  // in one socket write instead of two; alone only when nothing has come by HEADERS_ALONE_MS.
+  const headersAlone = setTimeout(() => {
+    if (!raw.destroyed && !raw.writableEnded) raw.flushHeaders();
+  }, HEADERS_ALONE_MS);
   const keepalive = setInterval(() => void write(KEEPALIVE), keepAliveMs);
   try {
     const { failure, clientGone } = await pump((m) => write(renderer.render(m)));
@@ -216,6 +223,7 @@ export async function streamNlweb(
     await write(failure ? renderer.fail(failure) : renderer.finish());
     return reply;
   } finally {
+    clearTimeout(headersAlone);
     clearInterval(keepalive);
     if (!raw.destroyed && !raw.writableEnded) raw.end();
   }
