@@ -20,7 +20,6 @@ import { PermissionViolations } from './permissions-violations';
 import { RefusalLog } from './refusal-log';
 import { checkReply } from './reply-inbox';
 import { ReplyMux, type ReplyInbox } from './reply-mux';
-import { batchWritesThisTurn } from './write-batch';
 import { RunningWork, parseCancelSubject } from './running-work';
 import { startCallSpan, startHandlerSpan, withContext } from './tracing';
 
@@ -186,16 +185,6 @@ export class Bus {
     return this.replies.pending;
   }
 
-  /** nc.publish, its socket write joined with the others of this event-loop turn (write-batch.ts). */
-  private publishBatched(
-    subject: string,
-    data?: Uint8Array,
-    opts?: { reply?: string; headers?: MsgHdrs },
-  ): void {
-    batchWritesThisTurn(this.nc);
-    this.nc.publish(subject, data, opts);
-  }
-
   get service(): string {
     return this.opts.service;
   }
@@ -220,7 +209,7 @@ export class Bus {
    */
   cancel(queryId: string, callId?: string): void {
     if (this.nc.isClosed()) return;
-    this.publishBatched(cancelSubject(this.caller, queryId, callId));
+    this.nc.publish(cancelSubject(this.caller, queryId, callId));
   }
 
   // ---------------------------------------------------------------- events
@@ -245,7 +234,7 @@ export class Bus {
     const h = natsHeaders();
     const span = startCallSpan(subject, key, opts.traceparent);
     span.inject(h);
-    this.publishBatched(subject, encodeJson(parsed.data), { headers: h });
+    this.nc.publish(subject, encodeJson(parsed.data), { headers: h });
     span.end();
   }
 
@@ -340,10 +329,7 @@ export class Bus {
         const inbox = this.replies.inbox();
         let msg: Msg | typeof LINK_LOST;
         try {
-          this.publishBatched(contract.subject, call.payload, {
-            reply: inbox.subject,
-            headers: call.headers,
-          });
+          this.nc.publish(contract.subject, call.payload, { reply: inbox.subject, headers: call.headers });
           msg = await this.nextMessage(inbox.messages, call, call.remainingMs(), undefined, true);
         } finally {
           inbox.close();
@@ -385,7 +371,7 @@ export class Bus {
     const send = (): AsyncIterator<Msg> => {
       inbox?.close();
       inbox = this.replies.inbox();
-      this.publishBatched(contract.subject, call.payload, { reply: inbox.subject, headers: call.headers });
+      this.nc.publish(contract.subject, call.payload, { reply: inbox.subject, headers: call.headers });
       return inbox.messages;
     };
     let expected = 0;
@@ -573,7 +559,7 @@ export class Bus {
     opts: ServeOptions = {},
   ): Subscription {
     return this.serveOn(contract.subject, opts, async (msg, reply, caller) => {
-      const answer = (data: Uint8Array, h?: MsgHdrs) => this.publishBatched(reply, data, { headers: h });
+      const answer = (data: Uint8Array, h?: MsgHdrs) => this.nc.publish(reply, data, { headers: h });
       await this.runHandler(
         msg,
         caller,
@@ -614,7 +600,7 @@ export class Bus {
         const h = natsHeaders();
         h.set(H.seq, String(seq++));
         extra?.(h);
-        this.publishBatched(reply, data, { headers: h });
+        this.nc.publish(reply, data, { headers: h });
         lastSent = Date.now();
       };
       const heartbeat = setInterval(
@@ -622,7 +608,7 @@ export class Bus {
           if (this.nc.isClosed() || Date.now() - lastSent < this.heartbeatMs) return;
           const h = natsHeaders();
           h.set(H.heartbeat, '1');
-          this.publishBatched(reply, new Uint8Array(), { headers: h });
+          this.nc.publish(reply, new Uint8Array(), { headers: h });
           lastSent = Date.now();
         },
         Math.max(50, Math.floor(this.heartbeatMs / 2)),
