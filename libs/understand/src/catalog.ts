@@ -58,9 +58,7 @@ export class SiteCatalog {
     if (this.keepFacts) throw new Error('a catalog that keeps facts cannot be restored from a snapshot');
     this.builders.clear();
     for (const p of s.profiles) this.builders.set(p.site, ProfileBuilder.restore(p));
-    for (const e of this.names.entries()) this.names.remove(e.url);
-    const keys = s.nameKeys?.length === s.names.length ? s.nameKeys : undefined;
-    s.names.forEach((e, i) => (keys ? this.names.addKeyed(e, keys[i]!) : this.names.add(e)));
+    this.names.restore(s.names, s.nameKeys);
   }
 
   /** Undoes `add` of this very item (pass the item as it was added). */

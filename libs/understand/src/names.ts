@@ -85,12 +85,36 @@ export class NameIndex {
   /** `add` with the name's key already known (`keys` gives them, in the order of `entries`). */
   addKeyed(entry: IndexedName, key: string): void {
     this.remove(entry.url);
-    if (!key) return;
+    if (key) this.link(entry, key);
+  }
+
+  /**
+   * Replaces every entry with `entries` (`keys`: their keys, in order, as `keys()` gave them):
+   * a saved index read back in one pass, without looking for entries to replace.
+   */
+  restore(entries: readonly IndexedName[], keys?: readonly string[]): void {
+    this.exact.clear();
+    this.prefixes.clear();
+    this.byUrl.clear();
+    const keyed = keys?.length === entries.length ? keys : undefined;
+    entries.forEach((e, i) => {
+      const key = keyed ? keyed[i]! : nameKey(e.name);
+      if (this.byUrl.has(e.url)) this.addKeyed(e, key);
+      else if (key) this.link(e, key);
+    });
+  }
+
+  /** Puts an entry (under no other key) in the maps. */
+  private link(entry: IndexedName, key: string): void {
     this.byUrl.set(entry.url, entry);
     push(this.exact, key, entry);
-    const words = key.split(' ');
-    for (let n = 2; n < Math.min(words.length, MAX_PREFIX_WORDS + 1); n++)
-      push(this.prefixes, words.slice(0, n).join(' '), entry, MAX_ITEMS);
+    // the leading 2…MAX_PREFIX_WORDS words of a longer key (its words are joined by one space)
+    let end = key.indexOf(' ');
+    for (let n = 2; end >= 0 && n <= MAX_PREFIX_WORDS; n++) {
+      end = key.indexOf(' ', end + 1);
+      if (end < 0) break;
+      push(this.prefixes, key.slice(0, end), entry, MAX_ITEMS);
+    }
   }
 
   remove(url: string): void {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Order, StoredItem, Target } from '@askbus/contracts';
 import { DocSet } from '@askbus/search-core';
 import { fitOfValue, type Fact } from '@askbus/understand';
-import { FactColumns, type FactColumn } from './columns';
+import { docsOf, FactColumns, type FactColumn } from './columns';
 import { ColumnSelection, sortTarget, type SelectionSource } from './index-store';
 import { contenders, nthLargest } from './structured-search';
 import { seededRandom } from './synthetic';
@@ -218,7 +218,9 @@ describe('FactColumns', () => {
       expect([...b.numDocs]).toEqual([...a.numDocs]);
       expect([...b.order]).toEqual([...a.order]);
       expect([...b.first]).toEqual([...a.first]);
-      expect([...b.values].map(([k, d]) => [k, [...d]])).toEqual([...a.values].map(([k, d]) => [k, [...d]]));
+      expect([...b.values].map(([k, d]) => [k, [...docsOf(d)]])).toEqual(
+        [...a.values].map(([k, d]) => [k, [...docsOf(d)]]),
+      );
     }
     loaded.add(2_000, new Map([['n', [fact('n', { num: 1e9 })]]]));
     const n = loaded.column('n');

@@ -42,7 +42,7 @@ import {
   stem,
   type ParsedQuery,
 } from '@askbus/search-core';
-import { FactColumns, type FactColumn } from './columns';
+import { docsOf, FactColumns, type FactColumn } from './columns';
 import { ItemBytes } from './items';
 import {
   codesFile,
@@ -58,6 +58,7 @@ import {
   packSections,
   parseSegment,
   readSegmentBytes,
+  readWhole,
   segmentFile,
   writeFileAtomic,
   type IndexFiles,
@@ -139,11 +140,28 @@ const SavedCatalog = z.object({
 });
 
 /** The site and type sets of an index generation: each name with its documents. */
-const SavedFilters = z.object({
-  sites: z.array(z.tuple([z.string(), z.array(z.number().int().nonnegative())])),
-  types: z.array(z.tuple([z.string(), z.array(z.number().int().nonnegative())])),
-});
-type SavedFilters = z.infer<typeof SavedFilters>;
+interface SavedFilters {
+  sites: Array<[string, number[]]>;
+  types: Array<[string, number[]]>;
+}
+
+/** The filters file checked with plain loops: its document lists hold every item (a schema library's parse of 300k numbers cost ~0.1 s). */
+function checkedFilters(v: unknown): SavedFilters {
+  const sets = (x: unknown, what: string): Array<[string, number[]]> => {
+    if (!Array.isArray(x)) throw new Error(`the ${what} filters are damaged`);
+    for (const e of x) {
+      if (!Array.isArray(e) || e.length !== 2 || typeof e[0] !== 'string' || !Array.isArray(e[1]))
+        throw new Error(`the ${what} filters are damaged`);
+      for (const d of e[1] as unknown[])
+        if (typeof d !== 'number' || !Number.isInteger(d) || d < 0)
+          throw new Error(`the ${what} filters are damaged`);
+    }
+    return x as Array<[string, number[]]>;
+  };
+  if (!v || typeof v !== 'object') throw new Error('the filters are damaged');
+  const o = v as Record<string, unknown>;
+  return { sites: sets(o.sites, 'site'), types: sets(o.types, 'type') };
+}
 
 /** RRF constant and list weights: the keyword list leads, the vector list adds what words miss. */
 const RRF_K = 60;
@@ -162,6 +180,13 @@ export function embeddingText(item: StoredItem): { text: string; categories: str
     '. ',
   );
   return { text, categories };
+}
+
+/** A JSON array of strings (the document URLs; "" for a freed document), checked without a schema library: 300k entries. */
+function stringArray(v: unknown): string[] {
+  if (!Array.isArray(v)) throw new Error('the document list is not an array');
+  for (const x of v) if (typeof x !== 'string') throw new Error('the document list holds a non-string');
+  return v as string[];
 }
 
 /** Temp files of a write that was killed before its rename: never read, only in the way. */
@@ -391,12 +416,22 @@ export class IndexStore {
   /** Reads the index files the manifest names; false when they are missing, stale or damaged. */
   private async loadIndexes(dir: string, files: IndexFiles | undefined): Promise<boolean> {
     if (!files || files.analyzer !== ANALYZER_VERSION || files.format !== INDEX_FILES_FORMAT) return false;
+    // the files read at once, each in one call (the vector codes too, when they fit this embedder)
+    const docsRead = readWhole(join(dir, docsFile(files.generation)));
+    const keywordRead = readWhole(join(dir, keywordFile(files.generation)));
+    const codesFit =
+      !!this.vectors &&
+      !!this.embedder &&
+      files.embedder === this.embedder.id &&
+      files.dimensions === this.vectors.dimensions;
+    // a failed read is answered where it is awaited; until then it must not be unhandled
+    for (const r of [docsRead, keywordRead]) r.catch(() => undefined);
     try {
-      const docsBytes = await readFile(join(dir, docsFile(files.generation)));
-      const urls = z.array(z.string()).parse(JSON.parse(docsBytes.toString('utf8')));
+      const docsBytes = await docsRead;
+      const urls = stringArray(JSON.parse(docsBytes.toString('utf8')));
       // the keyword file: the postings, the fact columns, the catalog and vocabulary
       const [postings, columnBytes, catalogBytes, locationBytes, filterBytes] = unpackSections(
-        await readFile(join(dir, keywordFile(files.generation))),
+        await keywordRead,
         5,
       ) as [Buffer, Buffer, Buffer, Buffer, Buffer];
       const keyword = KeywordIndex.load(postings);
@@ -413,7 +448,15 @@ export class IndexStore {
         this.items.setLine(url, locations[doc * 3]!, locations[doc * 3 + 1]!, locations[doc * 3 + 2]!);
       });
       if (saved.items !== this.items.size) throw new Error('the catalog is of other items');
-      const filters = SavedFilters.parse(JSON.parse(filterBytes.toString('utf8')));
+      const filters = checkedFilters(JSON.parse(filterBytes.toString('utf8')));
+      urls.forEach((url, doc) => {
+        if (url) this.docOf.set(url, doc);
+      });
+      // the names' URLs are the documents' own strings: one copy of 300k URLs, not two
+      for (const e of saved.catalog.names) {
+        const doc = this.docOf.get(e.url);
+        if (doc !== undefined) e.url = urls[doc]!;
+      }
       this.catalog.restore(saved.catalog);
       this.vocabulary.restore(saved.vocabulary);
       this.factColumns = columns;
@@ -421,9 +464,6 @@ export class IndexStore {
       this.urls = urls;
       for (const [name, docs] of filters.sites) this.siteDocs.set(name, DocSet.of(docs, urls.length));
       for (const [name, docs] of filters.types) this.typeDocs.set(name, DocSet.of(docs, urls.length));
-      urls.forEach((url, doc) => {
-        if (url) this.docOf.set(url, doc);
-      });
     } catch {
       this.keyword = new KeywordIndex();
       this.urls = [];
@@ -435,9 +475,10 @@ export class IndexStore {
     const vectors = this.vectors;
     if (!vectors || !this.embedder) return true;
     let fromDisk = false;
-    if (files.embedder === this.embedder.id && files.dimensions === vectors.dimensions) {
+    // the codes read once the keyword file's buffer is let go (both at once raise the peak for good)
+    if (codesFit) {
       try {
-        const codes = await readFile(join(dir, codesFile(files.generation)));
+        const codes = await readWhole(join(dir, codesFile(files.generation)));
         vectors.load(join(dir, graphFile(files.generation)), codes);
         fromDisk = true;
       } catch {
@@ -734,12 +775,12 @@ export class IndexStore {
     }
     const col = this.column(k.path);
     const hits = new DocSet(this.urls.length);
-    for (const v of k.values) for (const doc of col.values.get(nameKey(v)) ?? []) hits.add(doc);
+    for (const v of k.values) for (const doc of docsOf(col.values.get(nameKey(v)))) hits.add(doc);
     if (k.contains.length > 0) {
       // values holding the words in sequence (as compileConstraints tests them)
       const seqs = k.contains.map((seq) => ` ${seq.join(' ')} `);
       for (const [key, docs] of col.values)
-        if (seqs.some((q) => ` ${key} `.includes(q))) for (const doc of docs) hits.add(doc);
+        if (seqs.some((q) => ` ${key} `.includes(q))) for (const doc of docsOf(docs)) hits.add(doc);
     }
     if (!k.negated) return hits;
     const others = new DocSet(this.urls.length);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { open, readFile, rename, rm } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import { z } from 'zod';
 import { StoredItem } from '@askbus/contracts';
 
@@ -165,8 +165,29 @@ export function* lineChunks(lines: Iterable<Buffer>): Iterable<Buffer> {
 const NEWLINE = Buffer.from('\n');
 
 /** A segment's bytes, checked against the length the manifest gives. */
+/**
+ * A whole file in one read call of its size: `readFile` reads a large file 512 KiB at a time,
+ * one thread-pool round trip each (2.6 s of a 300k-item index's 12 s reopen was that waiting).
+ */
+export async function readWhole(path: string): Promise<Buffer> {
+  const handle = await open(path, 'r');
+  try {
+    const size = (await handle.stat()).size;
+    const out = Buffer.allocUnsafeSlow(size);
+    let at = 0;
+    while (at < size) {
+      const { bytesRead } = await handle.read(out, at, size - at, at);
+      if (bytesRead === 0) break;
+      at += bytesRead;
+    }
+    return at === size ? out : out.subarray(0, at);
+  } finally {
+    await handle.close();
+  }
+}
+
 export async function readSegmentBytes(path: string, expectedBytes: number): Promise<Buffer> {
-  const data = await readFile(path);
+  const data = await readWhole(path);
   if (data.length !== expectedBytes)
     throw new Error(`${path} has ${data.length} bytes, the manifest says ${expectedBytes}`);
   return data;
