@@ -5,7 +5,8 @@ import { PgStore, SqlBuilder, termsOf } from './pg-store';
 import { startPgliteServer } from './testing';
 import { StoreInputError } from './index-store';
 import { serveRetriever } from './index';
-import { contracts, type StoredItem } from '@askbus/contracts';
+import { contracts, type Constraint, type StoredItem } from '@askbus/contracts';
+import { compactFacts, extractFacts } from '@askbus/understand';
 import { testSite } from '@askbus/understand/testing';
 import { testBus, testNats } from '@askbus/bus/testing';
 
@@ -219,6 +220,118 @@ for (const target of targets) {
       });
       expect(d.outcome?.relaxed).toHaveLength(1);
       expect(d.items.length).toBeGreaterThan(0);
+    });
+
+    it("tests a range on a path's numbers as one jsonpath: the rows the facts say, for any key and bound", async (ctx) => {
+      if (skip) ctx.skip();
+      const own = `${table}_ranges`;
+      const s = await PgStore.open({ connectionString: server.url, table: own, maxConnections: 2 });
+      try {
+        // keys with a dot, a space, a quote and a backslash; arrays mixing numbers and strings
+        const values: unknown[] = [5, [3, 'x', 7], '12', -2.5, [1e21], 'none', [0, 10], 10];
+        const items: StoredItem[] = values.map((v, n) => ({
+          url: `https://ranges.example/${n}`,
+          name: `Item ${n}`,
+          site: 'ranges',
+          '@type': 'Thing',
+          schema_object: { 'we"ird\\key': v, 'dot.ted key': n, plain: n % 2 ? v : 'text' },
+        }));
+        await s.upsert('ranges', items);
+        const facts = items.map((i) => compactFacts(extractFacts(i.schema_object)));
+        const paths = Object.keys(facts[0]!);
+        expect(paths).toEqual(expect.arrayContaining(['we"ird\\key', 'dot.ted key', 'plain']));
+        const c = new pg.Client({ connectionString: server.url });
+        await c.connect();
+        try {
+          for (const path of paths)
+            for (const [min, max, minInclusive, maxInclusive] of [
+              [5, 10, true, true],
+              [5, 10, false, false],
+              [undefined, 0, true, false],
+              [7, undefined, true, true],
+              [1e20, undefined, true, true],
+              [-Infinity, 6, true, true],
+            ] as const) {
+              const k: Constraint = {
+                kind: 'range',
+                target: { path },
+                ...(min === undefined ? {} : { min }),
+                ...(max === undefined ? {} : { max }),
+                minInclusive,
+                maxInclusive,
+                phrase: '',
+                text: `${path} ${min}..${max}`,
+                confidence: 1,
+              };
+              const inRange = (x: number) =>
+                (min === undefined || (minInclusive ? x >= min : x > min)) &&
+                (max === undefined || (maxInclusive ? x <= max : x < max));
+              const expected = items
+                .filter((_, n) => (facts[n]![path] ?? []).some((x) => typeof x === 'number' && inRange(x)))
+                .map((i) => i.url);
+              const b = new SqlBuilder([]);
+              const where = b.constraint(k);
+              if (Number.isFinite(min ?? 0)) expect(where).toContain('jsonb_path_exists');
+              const r = await c.query<{ url: string }>(
+                `SELECT url FROM ${own} WHERE ${where} ORDER BY url`,
+                b.params,
+              );
+              expect(
+                r.rows.map((x) => x.url),
+                k.text,
+              ).toEqual(expected.sort());
+            }
+        } finally {
+          await c.end();
+        }
+      } finally {
+        await dropTables(own);
+        await s.close();
+      }
+    });
+
+    it("keeps a derived quantity's quantiles until its next write", async (ctx) => {
+      if (skip) ctx.skip();
+      const own = `${table}_quantiles`;
+      const s = await PgStore.open({ connectionString: server.url, table: own, maxConnections: 2 });
+      try {
+        const some = allMovies.slice(0, 60);
+        await s.upsert('movies', some);
+        const lost = testSite('movies').ask('movies that lost money');
+        const ask = async () =>
+          (
+            await s.searchWithOutcome({
+              query: lost.text,
+              site: ['movies'],
+              numResults: 5,
+              understanding: lost,
+            })
+          ).outcome?.orders?.[0]?.quantiles;
+        const first = await ask();
+        expect(first).toHaveLength(11);
+        expect(await ask()).toEqual(first);
+        // a film that lost more than any other: the lowest quantile follows it
+        const flop = {
+          ...some[0]!,
+          schema_object: {
+            ...some[0]!.schema_object,
+            additionalProperty: [
+              { '@type': 'PropertyValue', name: 'production budget', value: 9e9 },
+              { '@type': 'PropertyValue', name: 'worldwide gross', value: 1 },
+            ],
+          },
+        };
+        await s.upsert('movies', [flop]);
+        const after = await ask();
+        expect(after?.[0]).toBeLessThan(first![0]!);
+        expect(after?.[0]).toBeCloseTo(1 - 9e9);
+        await s.deleteSite('movies');
+        await s.upsert('movies', some);
+        expect(await ask()).toEqual(first);
+      } finally {
+        await dropTables(own);
+        await s.close();
+      }
     });
 
     it("keeps each site's profile and names from the table", async (ctx) => {
