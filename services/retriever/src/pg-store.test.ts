@@ -290,7 +290,7 @@ for (const target of targets) {
       }
     });
 
-    it("keeps a derived quantity's quantiles until its next write", async (ctx) => {
+    it("keeps a derived quantity's quantiles and a site's count until its next write", async (ctx) => {
       if (skip) ctx.skip();
       const own = `${table}_quantiles`;
       const s = await PgStore.open({ connectionString: server.url, table: own, maxConnections: 2 });
@@ -307,9 +307,21 @@ for (const target of targets) {
               understanding: lost,
             })
           ).outcome?.orders?.[0]?.quantiles;
+        const top = testSite('movies').ask('the highest rated movies');
+        const matched = async () =>
+          (
+            await s.searchWithOutcome({
+              query: top.text,
+              site: ['movies'],
+              numResults: 5,
+              understanding: top,
+            })
+          ).outcome?.matched;
         const first = await ask();
         expect(first).toHaveLength(11);
         expect(await ask()).toEqual(first);
+        expect(await matched()).toBe(60);
+        expect(await matched()).toBe(60);
         // a film that lost more than any other: the lowest quantile follows it
         const flop = {
           ...some[0]!,
@@ -325,9 +337,13 @@ for (const target of targets) {
         const after = await ask();
         expect(after?.[0]).toBeLessThan(first![0]!);
         expect(after?.[0]).toBeCloseTo(1 - 9e9);
+        await s.upsert('movies', [{ ...flop, url: `${flop.url}#again` }]);
+        expect(await matched()).toBe(61);
         await s.deleteSite('movies');
+        expect(await matched()).toBe(0);
         await s.upsert('movies', some);
         expect(await ask()).toEqual(first);
+        expect(await matched()).toBe(60);
       } finally {
         await dropTables(own);
         await s.close();
