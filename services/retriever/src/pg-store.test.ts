@@ -402,6 +402,12 @@ for (const target of targets) {
         const c = new pg.Client({ connectionString: server.url });
         await c.connect();
         try {
+          // the HNSW graph of a bulk load is built with m 12 and ef_construction 48 (HNSW_M)
+          const built = await c.query<{ o: string[] }>(
+            `SELECT reloptions AS o FROM pg_class WHERE relname = $1`,
+            [`${own}_embedding`],
+          );
+          expect(built.rows[0]?.o).toEqual(['m=12', 'ef_construction=48']);
           const constraints = [
             ...[
               'westerns with clint eastwood',
