@@ -60,8 +60,8 @@ const EF_SEARCH = 100;
  * time is no help here: with 100 the planner prices the index above a scan of a few thousand
  * rows and leaves it (see EF_SEARCH).
  */
-const HNSW_M = 10;
-const HNSW_EF_CONSTRUCTION = 40;
+const HNSW_M = 12;
+const HNSW_EF_CONSTRUCTION = 48;
 /**
  * A query word whose stem is in at least this share of the searched sites' rows (estimated from
  * ANALYZE's most common elements of `doc`) is left out of the keyword side while rarer words
