@@ -563,7 +563,14 @@ export class PgStore {
       return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}::jsonb, ${p(6)}, ${p(7)}, ${p(8)}, ${p(9)}::vector, ${p(10)}, ${p(11)}::jsonb, ${p(12)}::text[])`;
     });
     // the rows as VALUES, their tsvector made once in the SELECT (not parsed and planned for each
-    // of 500 rows); a full batch's statement is prepared once per connection
+    // of 500 rows); a full batch's statement is prepared once per connection.
+    // Where a row's time goes (PGlite, CPU a row, 5k synthetic items, no GIN or HNSW): a bare row
+    // with its url and site keys 0.15 ms; the three tsvectors 0.07 (the "other text" is ~310
+    // characters, capping it saved nothing); the item jsonb 0.05; facts and terms 0.02; the
+    // vector stored (TOAST) 0.06, and parsed 0.2 more when sent as text (so binary here). Sent
+    // as 10 unnest arrays and the vectors as binary parameters instead of VALUES, the batch took
+    // the same time (0.51-0.66 against 0.48-0.73 ms a row over pglite-socket); the embedding
+    // stored PLAIN or MAIN instead of EXTERNAL neither.
     return {
       ...(batch.length === ROWS_PER_INSERT ? { name: `${this.table}_insert` } : {}),
       text: `INSERT INTO ${this.table} (url, site, type, name, item, doc, embedding, embedder, facts, terms)
