@@ -54,7 +54,8 @@ const EF_SEARCH = 100;
  * The HNSW graph's links a node (m) and candidates kept while it is built (ef_construction),
  * below pgvector's defaults (16, 64): at 30k synthetic items the build took 0.62 of the CPU
  * time (PGlite, one build 18 against 29 s of CPU in a process of its own) with the same top-10
- * overlap with the embedded index (77%, bench:retrieve). Lower still was little cheaper (m 12 /
+ * overlap with the embedded index (77%, bench:retrieve); side by side in bench:retrieve's server
+ * (2 rounds each, 30k) `persist` took 17.0-17.9 s against 25.6-30.1 s. Lower still was little cheaper (m 12 /
  * ef_construction 32: 0.54; m 8 / 40: 0.47), and ef_construction 32 with m 16 had cost
  * "extraterrestrial invasion" 7 of the embedded index's top 10. A higher hnsw.ef_search at query
  * time is no help here: with 100 the planner prices the index above a scan of a few thousand
