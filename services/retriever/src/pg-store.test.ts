@@ -5,7 +5,8 @@ import { PgStore, SqlBuilder, termsOf } from './pg-store';
 import { startPgliteServer } from './testing';
 import { StoreInputError } from './index-store';
 import { serveRetriever } from './index';
-import { contracts, type StoredItem } from '@askbus/contracts';
+import { contracts, type Constraint, type StoredItem } from '@askbus/contracts';
+import { compactFacts, extractFacts } from '@askbus/understand';
 import { testSite } from '@askbus/understand/testing';
 import { testBus, testNats } from '@askbus/bus/testing';
 
@@ -221,6 +222,192 @@ for (const target of targets) {
       expect(d.items.length).toBeGreaterThan(0);
     });
 
+    it("tests a range on a path's numbers, or on a derived quantity, as one jsonpath: the rows the facts say, for any key and bound", async (ctx) => {
+      if (skip) ctx.skip();
+      const own = `${table}_ranges`;
+      const s = await PgStore.open({ connectionString: server.url, table: own, maxConnections: 2 });
+      try {
+        // keys with a dot, a space, a quote and a backslash; arrays mixing numbers and strings
+        const values: unknown[] = [5, [3, 'x', 7], '12', -2.5, [1e21], 'none', [0, 10], 10];
+        const items: StoredItem[] = values.map((v, n) => ({
+          url: `https://ranges.example/${n}`,
+          name: `Item ${n}`,
+          site: 'ranges',
+          '@type': 'Thing',
+          schema_object: { 'we"ird\\key': v, 'dot.ted key': n, plain: n % 2 ? v : 'text' },
+        }));
+        await s.upsert('ranges', items);
+        const facts = items.map((i) => compactFacts(extractFacts(i.schema_object)));
+        const paths = Object.keys(facts[0]!);
+        expect(paths).toEqual(expect.arrayContaining(['we"ird\\key', 'dot.ted key', 'plain']));
+        const c = new pg.Client({ connectionString: server.url });
+        await c.connect();
+        try {
+          for (const path of paths)
+            for (const [min, max, minInclusive, maxInclusive] of [
+              [5, 10, true, true],
+              [5, 10, false, false],
+              [undefined, 0, true, false],
+              [7, undefined, true, true],
+              [1e20, undefined, true, true],
+              [-Infinity, 6, true, true],
+            ] as const) {
+              const k: Constraint = {
+                kind: 'range',
+                target: { path },
+                ...(min === undefined ? {} : { min }),
+                ...(max === undefined ? {} : { max }),
+                minInclusive,
+                maxInclusive,
+                phrase: '',
+                text: `${path} ${min}..${max}`,
+                confidence: 1,
+              };
+              const inRange = (x: number) =>
+                (min === undefined || (minInclusive ? x >= min : x > min)) &&
+                (max === undefined || (maxInclusive ? x <= max : x < max));
+              const expected = items
+                .filter((_, n) => (facts[n]![path] ?? []).some((x) => typeof x === 'number' && inRange(x)))
+                .map((i) => i.url);
+              const b = new SqlBuilder([]);
+              const where = b.constraint(k);
+              if (Number.isFinite(min ?? 0)) expect(where).toContain('jsonb_path_exists');
+              const r = await c.query<{ url: string }>(
+                `SELECT url FROM ${own} WHERE ${where} ORDER BY url`,
+                b.params,
+              );
+              expect(
+                r.rows.map((x) => x.url),
+                k.text,
+              ).toEqual(expected.sort());
+            }
+          // derived quantities of two paths' first numbers (NULL, so failing, when either is not a number)
+          const first = (n: number, path: string): number | undefined => {
+            const v = facts[n]![path]?.[0];
+            return typeof v === 'number' ? v : undefined;
+          };
+          const ops: Record<string, (x: number, y: number) => number | undefined> = {
+            sum: (x, y) => x + y,
+            difference: (x, y) => x - y,
+            gap: (x, y) => Math.abs(x - y),
+            ratio: (x, y) => (y === 0 ? undefined : x / y),
+          };
+          for (const [op, f] of Object.entries(ops))
+            for (const [a, b] of [
+              ['dot.ted key', 'we"ird\\key'],
+              ['we"ird\\key', 'plain'],
+            ])
+              for (const [min, max, minInclusive, maxInclusive] of [
+                [-5, 5, true, true],
+                [0, undefined, false, true],
+                [undefined, 2, true, false],
+                [undefined, undefined, true, true],
+              ] as const) {
+                const k: Constraint = {
+                  kind: 'range',
+                  target: { derived: { op: op as 'sum', a: a!, b: b!, label: op } },
+                  ...(min === undefined ? {} : { min }),
+                  ...(max === undefined ? {} : { max }),
+                  minInclusive,
+                  maxInclusive,
+                  phrase: '',
+                  text: `${a} ${op} ${b} ${min}..${max}`,
+                  confidence: 1,
+                };
+                const expected = items
+                  .filter((_, n) => {
+                    const [x, y] = [first(n, a!), first(n, b!)];
+                    const v = x === undefined || y === undefined ? undefined : f(x, y);
+                    // no bounds: every row (as before)
+                    if (min === undefined && max === undefined) return true;
+                    return (
+                      v !== undefined &&
+                      (min === undefined || (minInclusive ? v >= min : v > min)) &&
+                      (max === undefined || (maxInclusive ? v <= max : v < max))
+                    );
+                  })
+                  .map((i) => i.url);
+                const sb = new SqlBuilder([]);
+                const where = sb.constraint(k);
+                if (min !== undefined || max !== undefined) expect(where).toContain('jsonb_path_exists');
+                const r = await c.query<{ url: string }>(
+                  `SELECT url FROM ${own} WHERE ${where} ORDER BY url`,
+                  sb.params,
+                );
+                expect(
+                  r.rows.map((x) => x.url),
+                  k.text,
+                ).toEqual(expected.sort());
+              }
+        } finally {
+          await c.end();
+        }
+      } finally {
+        await dropTables(own);
+        await s.close();
+      }
+    });
+
+    it("keeps a derived quantity's quantiles and a site's count until its next write", async (ctx) => {
+      if (skip) ctx.skip();
+      const own = `${table}_quantiles`;
+      const s = await PgStore.open({ connectionString: server.url, table: own, maxConnections: 2 });
+      try {
+        const some = allMovies.slice(0, 60);
+        await s.upsert('movies', some);
+        const lost = testSite('movies').ask('movies that lost money');
+        const ask = async () =>
+          (
+            await s.searchWithOutcome({
+              query: lost.text,
+              site: ['movies'],
+              numResults: 5,
+              understanding: lost,
+            })
+          ).outcome?.orders?.[0]?.quantiles;
+        const top = testSite('movies').ask('the highest rated movies');
+        const matched = async () =>
+          (
+            await s.searchWithOutcome({
+              query: top.text,
+              site: ['movies'],
+              numResults: 5,
+              understanding: top,
+            })
+          ).outcome?.matched;
+        const first = await ask();
+        expect(first).toHaveLength(11);
+        expect(await ask()).toEqual(first);
+        expect(await matched()).toBe(60);
+        expect(await matched()).toBe(60);
+        // a film that lost more than any other: the lowest quantile follows it
+        const flop = {
+          ...some[0]!,
+          schema_object: {
+            ...some[0]!.schema_object,
+            additionalProperty: [
+              { '@type': 'PropertyValue', name: 'production budget', value: 9e9 },
+              { '@type': 'PropertyValue', name: 'worldwide gross', value: 1 },
+            ],
+          },
+        };
+        await s.upsert('movies', [flop]);
+        const after = await ask();
+        expect(after?.[0]).toBeLessThan(first![0]!);
+        expect(after?.[0]).toBeCloseTo(1 - 9e9);
+        await s.upsert('movies', [{ ...flop, url: `${flop.url}#again` }]);
+        expect(await matched()).toBe(61);
+        await s.deleteSite('movies');
+        expect(await matched()).toBe(0);
+        await s.upsert('movies', some);
+        expect(await ask()).toEqual(first);
+        expect(await matched()).toBe(60);
+      } finally {
+        await dropTables(own);
+        await s.close();
+      }
+    });
+
     it("keeps each site's profile and names from the table", async (ctx) => {
       if (skip) ctx.skip();
       const [p] = store.profiles(['cars']);
@@ -273,6 +460,12 @@ for (const target of targets) {
         const c = new pg.Client({ connectionString: server.url });
         await c.connect();
         try {
+          // the HNSW graph of a bulk load is built with m 12 and ef_construction 48 (HNSW_M)
+          const built = await c.query<{ o: string[] }>(
+            `SELECT reloptions AS o FROM pg_class WHERE relname = $1`,
+            [`${own}_embedding`],
+          );
+          expect(built.rows[0]?.o).toEqual(['m=12', 'ef_construction=48']);
           const constraints = [
             ...[
               'westerns with clint eastwood',

@@ -51,6 +51,19 @@ const BULK_REBUILD_MIN = 1_000;
  */
 const EF_SEARCH = 100;
 /**
+ * The HNSW graph's links a node (m) and candidates kept while it is built (ef_construction),
+ * below pgvector's defaults (16, 64): at 30k synthetic items the build took 0.62 of the CPU
+ * time (PGlite, one build 18 against 29 s of CPU in a process of its own) with the same top-10
+ * overlap with the embedded index (77%, bench:retrieve); side by side in bench:retrieve's server
+ * (2 rounds each, 30k) `persist` took 17.0-17.9 s against 25.6-30.1 s. Lower still was little cheaper (m 12 /
+ * ef_construction 32: 0.54; m 8 / 40: 0.47), and ef_construction 32 with m 16 had cost
+ * "extraterrestrial invasion" 7 of the embedded index's top 10. A higher hnsw.ef_search at query
+ * time is no help here: with 100 the planner prices the index above a scan of a few thousand
+ * rows and leaves it (see EF_SEARCH).
+ */
+const HNSW_M = 12;
+const HNSW_EF_CONSTRUCTION = 48;
+/**
  * A query word whose stem is in at least this share of the searched sites' rows (estimated from
  * ANALYZE's most common elements of `doc`) is left out of the keyword side while rarer words
  * remain: as BM25's idf makes it in the embedded index (log 1.1 against ~6 for a rare word),
@@ -166,9 +179,41 @@ export class SqlBuilder {
         if (k.max !== undefined) out.push(`${v} ${k.maxInclusive ? '<=' : '<'} ${this.param(k.max)}`);
         return out.length ? out.join(' AND ') : 'TRUE';
       };
+      const finite = [k.min, k.max].every((b) => b === undefined || Number.isFinite(b));
+      // As one jsonpath over the facts (keys quoted as JSON strings, the bounds its variables):
+      // less than half the cost of unnesting the array (jsonb_array_elements) at every row of a
+      // site, and about half that of the SQL over a derived quantity's first numbers ("movies
+      // that lost money" at 30k). What is not a number (a string, a missing path, a division by
+      // zero) fails its test, silently, as NULL did.
+      const tests = (x: string): string[] => [
+        ...(k.min === undefined ? [] : [`${x} ${k.minInclusive ? '>=' : '>'} $min`]),
+        ...(k.max === undefined ? [] : [`${x} ${k.maxInclusive ? '<=' : '<'} $max`]),
+      ];
+      const jsonpath = (path: string): string =>
+        `jsonb_path_exists(facts, ${this.param(path)}::jsonpath, ${this.param(JSON.stringify({ min: k.min ?? null, max: k.max ?? null }))}::jsonb, true)`;
       if ('path' in k.target) {
+        // any number of the path within the bounds
+        if (finite)
+          return jsonpath(
+            `$.${JSON.stringify(k.target.path)}[*] ? (${['@.type() == "number"', ...tests('@')].join(' && ')})`,
+          );
         const p = this.param(k.target.path);
         return `EXISTS (SELECT 1 FROM jsonb_array_elements(COALESCE(facts->${p}, '[]'::jsonb)) e WHERE jsonb_typeof(e) = 'number' AND ${bounds(`(e #>> '{}')::float8`)})`;
+      }
+      if (k.min === undefined && k.max === undefined) return 'TRUE';
+      if (finite) {
+        // the derived quantity of the two paths' first numbers within the bounds
+        const { a, b, op } = k.target.derived;
+        const [x, y] = [a, b].map((path) => `@.${JSON.stringify(path)}[0]`);
+        const value =
+          op === 'sum'
+            ? `(${x} + ${y})`
+            : op === 'difference'
+              ? `(${x} - ${y})`
+              : op === 'gap'
+                ? `(${x} - ${y}).abs()`
+                : `(${x} / ${y})`;
+        return jsonpath(`$ ? (${tests(value).join(' && ')})`);
       }
       return `COALESCE(${bounds(this.target(k.target))}, FALSE)`;
     }
@@ -235,6 +280,14 @@ export class PgStore {
   private stemShares: Promise<{ shares: Map<string, number>; rows: number }> | undefined;
   /** Each query word's stems (`english`), as PostgreSQL makes them. */
   private readonly stems = new Map<string, string[]>();
+  /** Writes begun and ended by this store (upsert, deleteSite): what `memo` entries were made at. */
+  private writes = 0;
+  /**
+   * What a read of whole sites made (a derived quantity's quantiles, a count of rows), by what it
+   * read, while `writes` is what it was made at. Writes by other processes are not seen (as the
+   * catalog's profiles do not see them).
+   */
+  private readonly memo = new Map<string, { writes: number; result: Promise<unknown> }>();
   /** Connections whose HNSW settings are made (see onSearchConnection). */
   private readonly searchReady = new WeakSet<pg.PoolClient>();
 
@@ -395,12 +448,17 @@ export class PgStore {
     const texts = latest.map((item) => embeddingText(item));
     // each batch joins the vocabulary and the catalog once its rows are committed, while the
     // database writes the next one
-    await this.write(latest, texts, (from, to) => {
-      for (let n = from; n < to; n++) {
-        this.vocabulary.observe(texts[n]!.text, texts[n]!.categories);
-        this.catalog.add(latest[n]!);
-      }
-    });
+    this.writes++;
+    try {
+      await this.write(latest, texts, (from, to) => {
+        for (let n = from; n < to; n++) {
+          this.vocabulary.observe(texts[n]!.text, texts[n]!.categories);
+          this.catalog.add(latest[n]!);
+        }
+      });
+    } finally {
+      this.writes++;
+    }
     return { upserted: latest.length, total: await this.count(), ...(refused.length ? { refused } : {}) };
   }
 
@@ -506,7 +564,14 @@ export class PgStore {
       return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}::jsonb, ${p(6)}, ${p(7)}, ${p(8)}, ${p(9)}::vector, ${p(10)}, ${p(11)}::jsonb, ${p(12)}::text[])`;
     });
     // the rows as VALUES, their tsvector made once in the SELECT (not parsed and planned for each
-    // of 500 rows); a full batch's statement is prepared once per connection
+    // of 500 rows); a full batch's statement is prepared once per connection.
+    // Where a row's time goes (PGlite, CPU a row, 5k synthetic items, no GIN or HNSW): a bare row
+    // with its url and site keys 0.15 ms; the three tsvectors 0.07 (the "other text" is ~310
+    // characters, capping it saved nothing); the item jsonb 0.05; facts and terms 0.02; the
+    // vector stored (TOAST) 0.06, and parsed 0.2 more when sent as text (so binary here). Sent
+    // as 10 unnest arrays and the vectors as binary parameters instead of VALUES, the batch took
+    // the same time (0.51-0.66 against 0.48-0.73 ms a row over pglite-socket); the embedding
+    // stored PLAIN or MAIN instead of EXTERNAL neither.
     return {
       ...(batch.length === ROWS_PER_INSERT ? { name: `${this.table}_insert` } : {}),
       text: `INSERT INTO ${this.table} (url, site, type, name, item, doc, embedding, embedder, facts, terms)
@@ -528,14 +593,11 @@ export class PgStore {
   private async createIndexes(): Promise<void> {
     const client = await this.pool.connect();
     try {
-      // pgvector's defaults (m 16, ef_construction 64): ef_construction 32 built the graph about twice
-      // as fast, but at 30k synthetic items "extraterrestrial invasion" kept 3 of the embedded
-      // index's top 10 instead of 10 (bench:retrieve), so the graph stays as it was
       await client.query(`SET maintenance_work_mem = '256MB'`);
       await client.query(`CREATE INDEX IF NOT EXISTS ${this.table}_doc ON ${this.table} USING gin (doc)`);
       await client.query(`CREATE INDEX IF NOT EXISTS ${this.table}_terms ON ${this.table} USING gin (terms)`);
       await client.query(
-        `CREATE INDEX IF NOT EXISTS ${this.table}_embedding ON ${this.table} USING hnsw (embedding vector_cosine_ops)`,
+        `CREATE INDEX IF NOT EXISTS ${this.table}_embedding ON ${this.table} USING hnsw (embedding vector_cosine_ops) WITH (m = ${HNSW_M}, ef_construction = ${HNSW_EF_CONSTRUCTION})`,
       );
       await client.query('RESET maintenance_work_mem');
     } finally {
@@ -544,13 +606,16 @@ export class PgStore {
   }
 
   async deleteSite(site: string): Promise<number> {
-    const r = await this.pool.query<{
-      url: string;
-      name: string;
-      site: string;
-      type: string;
-      item: Record<string, unknown>;
-    }>(`DELETE FROM ${this.table} WHERE site = $1 RETURNING url, name, site, type, item`, [site]);
+    this.writes++;
+    const r = await this.pool
+      .query<{
+        url: string;
+        name: string;
+        site: string;
+        type: string;
+        item: Record<string, unknown>;
+      }>(`DELETE FROM ${this.table} WHERE site = $1 RETURNING url, name, site, type, item`, [site])
+      .finally(() => this.writes++);
     for (const row of r.rows) {
       const before = {
         url: row.url,
@@ -654,7 +719,9 @@ export class PgStore {
       const depth = where.param(Math.max(numResults * 4, 200));
       // With constraints (a scan of the site's facts) the count of matching rows comes with the
       // rows (count(*) OVER ()), so they are tested once. Without, a count by the site index is
-      // cheaper than a window that holds every row of the site before the sort.
+      // cheaper than a window that holds every row of the site before the sort, and is kept
+      // until the next write (PGlite runs one statement at a time, so the count of 26.6k rows
+      // for "the highest rated movies" at 30k ran after or before its sort, not beside it).
       const windowed = constraints.length > 0;
       const [rows, counted] = await Promise.all([
         this.pool.query<
@@ -665,21 +732,27 @@ export class PgStore {
           }
         >(
           // the matching rows narrow (URL, order, count) and LIMITed first; their items, facts and
-          // text rank for the few that are kept
+          // text rank for the few that are kept. The order is made in the scan (OFFSET 0 keeps the
+          // subquery as it is), so the window holds URL and order only, not facts: with facts it
+          // spilled to disk at 9k rows ("movies that lost money" at 30k)
           `SELECT t.url, t.name, t.site, t.type, t.item, t.facts, ${rankExpr.replace('(doc,', '(t.doc,')} AS text_rank, top.matched
-             FROM (SELECT url, ${orderExpr} AS o, ${windowed ? 'count(*) OVER ()' : 'NULL::bigint'} AS matched
-                     FROM ${this.table} WHERE ${conds.join(' AND ')} ORDER BY o DESC NULLS LAST, url LIMIT ${depth}) top
+             FROM (SELECT url, o, ${windowed ? 'count(*) OVER ()' : 'NULL::bigint'} AS matched
+                     FROM (SELECT url, ${orderExpr} AS o FROM ${this.table} WHERE ${conds.join(' AND ')} OFFSET 0) m
+                    ORDER BY o DESC NULLS LAST, url LIMIT ${depth}) top
              JOIN ${this.table} t ON t.url = top.url ORDER BY top.o DESC NULLS LAST, t.url`,
           where.params,
         ),
         windowed
           ? undefined
-          : this.pool.query<{ n: string }>(
-              `SELECT count(*) AS n FROM ${this.table} WHERE ${conds.join(' AND ')}`,
-              where.params.slice(0, 2),
-            ),
+          : this.remembered(JSON.stringify(['count', sites, types]), async () => {
+              const r = await this.pool.query<{ n: string }>(
+                `SELECT count(*) AS n FROM ${this.table} WHERE ${conds.join(' AND ')}`,
+                where.params.slice(0, 2),
+              );
+              return Number(r.rows[0]?.n ?? 0);
+            }),
       ]);
-      const matched = Number((counted ? counted.rows[0]?.n : rows.rows[0]?.matched) ?? 0);
+      const matched = counted ?? Number(rows.rows[0]?.matched ?? 0);
       if (matched === 0 && constraints.length > 0) {
         const drop = weakest(constraints)!;
         constraints = constraints.filter((k) => k !== drop);
@@ -704,8 +777,35 @@ export class PgStore {
     }
   }
 
-  /** 11 quantiles of a target over the sites' rows (`{}` when no row has it). */
+  /**
+   * 11 quantiles of a target over the sites' rows (`{}` when no row has it); kept until this
+   * store's next write (each is a scan of the sites' rows: half of "movies that lost money" at 30k).
+   */
   private async quantiles(
+    target: Target,
+    sites: string[] | null,
+    types: string[],
+  ): Promise<{ quantiles?: number[] }> {
+    return this.remembered(JSON.stringify(['quantiles', target, sites, types]), () =>
+      this.computeQuantiles(target, sites, types),
+    );
+  }
+
+  /** `make()`, or what it gave for `key` since this store's last write (see `memo`). */
+  private remembered<T>(key: string, make: () => Promise<T>): Promise<T> {
+    const hit = this.memo.get(key);
+    if (hit && hit.writes === this.writes) return hit.result as Promise<T>;
+    if (this.memo.size >= 1_000) this.memo.clear();
+    const result = make();
+    this.memo.set(key, { writes: this.writes, result });
+    // a failure is not kept (unless a later call has replaced it already)
+    result.catch(() => {
+      if (this.memo.get(key)?.result === result) this.memo.delete(key);
+    });
+    return result;
+  }
+
+  private async computeQuantiles(
     target: Target,
     sites: string[] | null,
     types: string[],
