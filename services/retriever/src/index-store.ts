@@ -111,8 +111,11 @@ export type OpenedFrom = 'empty' | 'disk' | 'rebuilt';
 
 const DEFAULT_SNAPSHOT_AFTER_BYTES = 64 * 1024 * 1024;
 /** The indexes are written again once this many items (or this share of all) are not in them. */
-const INDEX_LAG_ITEMS = 20_000;
+const INDEX_LAG_ITEMS = 2_000;
 const INDEX_LAG_SHARE = 0.1;
+/** Items the index files may lag behind the segments (and the journal) by. */
+const indexLagLimit = (items: number): number =>
+  Math.min(INDEX_LAG_ITEMS, Math.max(1, items * INDEX_LAG_SHARE));
 /** Segments are merged into one when they hold this many times more lines than there are items. */
 const COMPACT_LINES_FACTOR = 2;
 const MAX_SEGMENTS = 32;
@@ -318,8 +321,19 @@ export class IndexStore {
     const { journal, replayed } = await Journal.open(dir, journalGeneration, (r) => store.replay(r));
     store.journal = journal;
     store._replayed = replayed;
-    if (needsSnapshot || journal.pendingBytes >= store.snapshotAfterBytes) await store.persist();
+    // an index far behind its items (a large journal, later segments) is brought up to date now,
+    // so the next open reads it instead of applying those items again
+    if (needsSnapshot || journal.pendingBytes >= store.snapshotAfterBytes || store.indexLagging())
+      await store.persist();
     return store;
+  }
+
+  /** Whether the index files are behind the items by more than a snapshot lets them be (capture writes them then). */
+  private indexLagging(): boolean {
+    const through = this.indexFiles?.throughSegment ?? -1;
+    const lagging =
+      this.segments.filter((s) => s.id > through).reduce((n, s) => n + s.records, 0) + this.dirty.size;
+    return lagging > indexLagLimit(this.items.size);
   }
 
   /** One open with a data directory (what a benchmark needs): `IndexStore.open({ dataDir })`. */
@@ -1178,10 +1192,7 @@ export class IndexStore {
 
     const through = this.indexFiles?.throughSegment ?? -1;
     const lagging = segments.filter((s) => s.id > through).reduce((n, s) => n + s.records, 0);
-    const writeIndex =
-      compact ||
-      !this.indexFiles ||
-      lagging > Math.min(INDEX_LAG_ITEMS, Math.max(1, this.items.size * INDEX_LAG_SHARE));
+    const writeIndex = compact || !this.indexFiles || lagging > indexLagLimit(this.items.size);
     let index: Snapshot['index'];
     if (writeIndex) {
       if (this.keyword.deadShare > 0.25) this.keyword.compact();
