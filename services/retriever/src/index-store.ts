@@ -328,12 +328,13 @@ export class IndexStore {
     return store;
   }
 
-  /** Whether the index files are behind the items by more than a snapshot lets them be (capture writes them then). */
+  /** Whether the index files are behind the items (segments and journal) by more than INDEX_LAG_ITEMS. */
   private indexLagging(): boolean {
     const through = this.indexFiles?.throughSegment ?? -1;
     const lagging =
       this.segments.filter((s) => s.id > through).reduce((n, s) => n + s.records, 0) + this.dirty.size;
-    return lagging > indexLagLimit(this.items.size);
+    // a small store's few items are quickly applied again: only a lag of many is written on open
+    return lagging > INDEX_LAG_ITEMS;
   }
 
   /** One open with a data directory (what a benchmark needs): `IndexStore.open({ dataDir })`. */
@@ -448,19 +449,24 @@ export class IndexStore {
         await keywordRead,
         5,
       ) as [Buffer, Buffer, Buffer, Buffer, Buffer];
+      TRACE('read');
       const keyword = KeywordIndex.load(postings);
       for (let doc = 0; doc < urls.length; doc++)
         if (urls[doc] && !keyword.has(doc)) throw new Error('keyword index misses documents');
+      TRACE('keyword');
       const columns = FactColumns.load(columnBytes);
+      TRACE('columns');
       const saved = SavedCatalog.parse(JSON.parse(catalogBytes.toString('utf8')));
       // each document's line: segment, offset, length
       if (locationBytes.length !== urls.length * 24) throw new Error('the item locations are damaged');
       const locations = new Float64Array(urls.length * 3);
       new Uint8Array(locations.buffer).set(locationBytes);
+      this.items.reserve(urls.length);
       urls.forEach((url, doc) => {
         if (!url) return;
         this.items.setLine(url, locations[doc * 3]!, locations[doc * 3 + 1]!, locations[doc * 3 + 2]!);
       });
+      TRACE('catalogparse+setLine');
       if (saved.items !== this.items.size) throw new Error('the catalog is of other items');
       const filters = checkedFilters(JSON.parse(filterBytes.toString('utf8')));
       urls.forEach((url, doc) => {
@@ -471,7 +477,9 @@ export class IndexStore {
         const doc = this.docOf.get(e.url);
         if (doc !== undefined) e.url = urls[doc]!;
       }
+      TRACE('docOf');
       this.catalog.restore(saved.catalog);
+      TRACE('catalog.restore');
       this.vocabulary.restore(saved.vocabulary);
       this.factColumns = columns;
       this.keyword = keyword;
@@ -485,6 +493,7 @@ export class IndexStore {
       this.items.clear();
       return false;
     }
+    TRACE('filters');
     this.invalidate();
     const vectors = this.vectors;
     if (!vectors || !this.embedder) return true;
@@ -499,6 +508,7 @@ export class IndexStore {
         this.vectors = new VectorIndex(vectors.dimensions);
       }
     }
+    TRACE('vectors');
     this._vectorsFrom = fromDisk ? 'disk' : 'computed';
     if (!fromDisk) {
       const docs: number[] = [];
@@ -1528,4 +1538,15 @@ function setOf(index: Map<string, DocSet>, key: string): DocSet {
 /** The items with repeated URLs removed, the last of each winning. */
 function latestByUrl(items: readonly StoredItem[]): StoredItem[] {
   return [...new Map(items.map((i) => [i.url, i])).values()];
+}
+
+const T0 = performance.now();
+function TRACE(stage: string): void {
+  if (!process.env.TRACE_OPEN) return;
+  if (process.env.TRACE_OPEN === 'gc') (globalThis as { gc?: () => void }).gc?.();
+  const m = process.memoryUsage();
+  const f = (b: number) => (b / 2 ** 20).toFixed(0);
+  console.log(
+    `${stage.padEnd(22)} t=${((performance.now() - T0) / 1000).toFixed(2)} rss ${f(m.rss)} heap ${f(m.heapUsed)} ext ${f(m.external)} ab ${f(m.arrayBuffers)}`,
+  );
 }
