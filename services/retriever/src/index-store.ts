@@ -449,13 +449,10 @@ export class IndexStore {
         await keywordRead,
         5,
       ) as [Buffer, Buffer, Buffer, Buffer, Buffer];
-      TRACE('read');
       const keyword = KeywordIndex.load(postings);
       for (let doc = 0; doc < urls.length; doc++)
         if (urls[doc] && !keyword.has(doc)) throw new Error('keyword index misses documents');
-      TRACE('keyword');
       const columns = FactColumns.load(columnBytes);
-      TRACE('columns');
       const saved = SavedCatalog.parse(JSON.parse(catalogBytes.toString('utf8')));
       // each document's line: segment, offset, length
       if (locationBytes.length !== urls.length * 24) throw new Error('the item locations are damaged');
@@ -466,7 +463,6 @@ export class IndexStore {
         if (!url) return;
         this.items.setLine(url, locations[doc * 3]!, locations[doc * 3 + 1]!, locations[doc * 3 + 2]!);
       });
-      TRACE('catalogparse+setLine');
       if (saved.items !== this.items.size) throw new Error('the catalog is of other items');
       const filters = checkedFilters(JSON.parse(filterBytes.toString('utf8')));
       urls.forEach((url, doc) => {
@@ -477,9 +473,7 @@ export class IndexStore {
         const doc = this.docOf.get(e.url);
         if (doc !== undefined) e.url = urls[doc]!;
       }
-      TRACE('docOf');
       this.catalog.restore(saved.catalog);
-      TRACE('catalog.restore');
       this.vocabulary.restore(saved.vocabulary);
       this.factColumns = columns;
       this.keyword = keyword;
@@ -493,7 +487,6 @@ export class IndexStore {
       this.items.clear();
       return false;
     }
-    TRACE('filters');
     this.invalidate();
     const vectors = this.vectors;
     if (!vectors || !this.embedder) return true;
@@ -508,7 +501,6 @@ export class IndexStore {
         this.vectors = new VectorIndex(vectors.dimensions);
       }
     }
-    TRACE('vectors');
     this._vectorsFrom = fromDisk ? 'disk' : 'computed';
     if (!fromDisk) {
       const docs: number[] = [];
@@ -1538,15 +1530,4 @@ function setOf(index: Map<string, DocSet>, key: string): DocSet {
 /** The items with repeated URLs removed, the last of each winning. */
 function latestByUrl(items: readonly StoredItem[]): StoredItem[] {
   return [...new Map(items.map((i) => [i.url, i])).values()];
-}
-
-const T0 = performance.now();
-function TRACE(stage: string): void {
-  if (!process.env.TRACE_OPEN) return;
-  if (process.env.TRACE_OPEN === 'gc') (globalThis as { gc?: () => void }).gc?.();
-  const m = process.memoryUsage();
-  const f = (b: number) => (b / 2 ** 20).toFixed(0);
-  console.log(
-    `${stage.padEnd(22)} t=${((performance.now() - T0) / 1000).toFixed(2)} rss ${f(m.rss)} heap ${f(m.heapUsed)} ext ${f(m.external)} ab ${f(m.arrayBuffers)}`,
-  );
 }
