@@ -137,8 +137,7 @@ class Builder {
 
   column(): FactColumn {
     if (this.view) return this.view;
-    // eslint-disable-next-line @typescript-eslint/no-this-alias
-    const self = this;
+    const values = (): Map<string, ValueDocs> => this.values;
     const n = this.count;
     const perm = new Uint32Array(n);
     for (let i = 0; i < n; i++) perm[i] = i;
@@ -154,7 +153,7 @@ class Builder {
     this.view = {
       // read when a value constraint asks (a name column's map of 300k values is seldom wanted)
       get values() {
-        return self.values;
+        return values();
       },
       nums: Float64Array.from(perm, (i) => nums[i]!),
       numDocs: Uint32Array.from(perm, (i) => this.numDocs[i]!),

@@ -339,11 +339,15 @@ export class IndexStore {
 
   /** Whether the index files are behind the items (segments and journal) by more than INDEX_LAG_ITEMS. */
   private indexLagging(): boolean {
-    const through = this.indexFiles?.throughSegment ?? -1;
-    const lagging =
-      this.segments.filter((s) => s.id > through).reduce((n, s) => n + s.records, 0) + this.dirty.size;
+    const lagging = this.recordsPastIndex(this.segments) + this.dirty.size;
     // a small store's few items are quickly applied again: only a lag of many is written on open
     return lagging > INDEX_LAG_ITEMS;
+  }
+
+  /** Records of `segments` written after the index files' last segment: what the index lags by on disk. */
+  private recordsPastIndex(segments: readonly SegmentInfo[]): number {
+    const through = this.indexFiles?.throughSegment ?? -1;
+    return segments.filter((s) => s.id > through).reduce((n, s) => n + s.records, 0);
   }
 
   /** One open with a data directory (what a benchmark needs): `IndexStore.open({ dataDir })`. */
@@ -1206,8 +1210,7 @@ export class IndexStore {
     this.dirty = new Map();
     this.segments = segments;
 
-    const through = this.indexFiles?.throughSegment ?? -1;
-    const lagging = segments.filter((s) => s.id > through).reduce((n, s) => n + s.records, 0);
+    const lagging = this.recordsPastIndex(segments);
     const writeIndex = compact || !this.indexFiles || lagging > indexLagLimit(this.items.size, lagItems);
     let index: Snapshot['index'];
     if (writeIndex) {

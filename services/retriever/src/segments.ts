@@ -164,7 +164,6 @@ export function* lineChunks(lines: Iterable<Buffer>): Iterable<Buffer> {
 }
 const NEWLINE = Buffer.from('\n');
 
-/** A segment's bytes, checked against the length the manifest gives. */
 /**
  * A whole file in one read call of its size: `readFile` reads a large file 512 KiB at a time,
  * one thread-pool round trip each (2.6 s of a 300k-item index's 12 s reopen was that waiting).
@@ -186,6 +185,7 @@ export async function readWhole(path: string): Promise<Buffer> {
   }
 }
 
+/** A segment's bytes, checked against the length the manifest gives. */
 export async function readSegmentBytes(path: string, expectedBytes: number): Promise<Buffer> {
   const data = await readWhole(path);
   if (data.length !== expectedBytes)
