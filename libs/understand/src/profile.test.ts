@@ -48,7 +48,7 @@ describe('ProfileBuilder snapshot and restore (packed counts)', () => {
     }
     expect(restored.profile()).toEqual(built.profile());
     const language = restored.profile().properties.find((p) => p.path === 'inLanguage');
-    expect(language?.kind === 'enum' && language.values.map((v) => v.value).sort()).toEqual([
+    expect(language?.kind === 'enum' && (language.values ?? []).map((v) => v.value).sort()).toEqual([
       'English',
       'German',
     ]);
