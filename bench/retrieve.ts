@@ -89,6 +89,8 @@ const ChildResult = z.object({
   rounds: z.number().optional(),
   loadSeconds: z.number(),
   loadItemsPerSecond: z.number(),
+  /** Until every item is written, before `persist` (pg: before the GIN and HNSW indexes are built). */
+  insertSeconds: z.number().optional(),
   diskBytes: z.number(),
   rssBytes: z.number(),
   p50Ms: z.number(),
@@ -97,6 +99,9 @@ const ChildResult = z.object({
   /** Embedded only: opening the saved index again in a fresh process (a restart), and that process's RSS. */
   reopenSeconds: z.number().optional(),
   reopenRssBytes: z.number().optional(),
+  /** Of reopenRssBytes: anonymous memory (heap, buffers) and file-backed pages (mapped files, reclaimable). */
+  reopenRssAnonBytes: z.number().optional(),
+  reopenRssFileBytes: z.number().optional(),
   reopenP50Ms: z.number().optional(),
   perQuery: z.array(
     z.object({ query: z.string(), p50Ms: z.number(), results: z.number(), top: z.array(z.string()) }),
@@ -265,6 +270,7 @@ async function runOne(backend: Backend, size: number, rounds: number): Promise<C
   try {
     const t0 = performance.now();
     for (const [site, items] of bySite) await opened.store.upsert(site, items);
+    const insertSeconds = (performance.now() - t0) / 1000;
     await opened.store.persist();
     const loadSeconds = (performance.now() - t0) / 1000;
     const ask = async (i: number) => {
@@ -294,6 +300,7 @@ async function runOne(backend: Backend, size: number, rounds: number): Promise<C
       rounds,
       loadSeconds,
       loadItemsPerSecond: size / loadSeconds,
+      insertSeconds,
       diskBytes,
       rssBytes: peakRss + serverRss,
       p50Ms: percentile(all, 50),
@@ -312,15 +319,36 @@ async function runOne(backend: Backend, size: number, rounds: number): Promise<C
   }
 }
 
+const ReopenResult = z.object({
+  reopenSeconds: z.number(),
+  reopenRssBytes: z.number(),
+  reopenRssAnonBytes: z.number().optional(),
+  reopenRssFileBytes: z.number().optional(),
+  reopenP50Ms: z.number(),
+});
+
+/** This process's resident memory split into anonymous and file-backed pages (Linux; undefined elsewhere). */
+function rssParts(): { anon?: number; file?: number } {
+  try {
+    const status = readFileSync('/proc/self/status', 'utf8');
+    const kb = (name: string) => {
+      const m = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status);
+      return m ? Number(m[1]) * 1024 : undefined;
+    };
+    const anon = kb('RssAnon');
+    const file = kb('RssFile');
+    return { ...(anon !== undefined ? { anon } : {}), ...(file !== undefined ? { file } : {}) };
+  } catch {
+    return {};
+  }
+}
+
 /**
  * A restart: the saved index opened again in a fresh process (what a retriever does when it
  * starts), timed, then the questions once each; its RSS is the memory a site of this size needs
  * when serving. Removes the directory.
  */
-async function runReopen(
-  dir: string,
-  size: number,
-): Promise<{ reopenSeconds: number; reopenRssBytes: number; reopenP50Ms: number }> {
+async function runReopen(dir: string, size: number): Promise<z.infer<typeof ReopenResult>> {
   WordNet.get();
   const understandings = QUERIES.map((q) => testSite(q.site).ask(q.query));
   try {
@@ -342,8 +370,15 @@ async function runReopen(
     }
     global.gc?.();
     const reopenRssBytes = process.memoryUsage().rss;
+    const { anon, file } = rssParts();
     await store.close();
-    return { reopenSeconds, reopenRssBytes, reopenP50Ms: percentile(times, 50) };
+    return {
+      reopenSeconds,
+      reopenRssBytes,
+      ...(anon !== undefined ? { reopenRssAnonBytes: anon } : {}),
+      ...(file !== undefined ? { reopenRssFileBytes: file } : {}),
+      reopenP50Ms: percentile(times, 50),
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -379,9 +414,9 @@ async function runChild(backend: Backend, size: number, rounds: number): Promise
   const result = ChildResult.parse(JSON.parse(out[1]!.slice(7)));
   const dir = out[0]?.startsWith('DATADIR ') ? out[0].slice(8) : undefined;
   if (!dir) return result;
-  const reopen = z
-    .object({ reopenSeconds: z.number(), reopenRssBytes: z.number(), reopenP50Ms: z.number() })
-    .parse(JSON.parse((await spawnChild(['--reopen', dir, String(size)])).split('\n')[1]!.slice(7)));
+  const reopen = ReopenResult.parse(
+    JSON.parse((await spawnChild(['--reopen', dir, String(size)])).split('\n')[1]!.slice(7)),
+  );
   return { ...result, ...reopen };
 }
 
@@ -405,14 +440,16 @@ function report(results: ChildResult[], runRounds: number): string {
     `${new Date().toISOString()} · ${cpus().length} cores (${cpus()[0]?.model ?? '?'}) · Node ${process.version} · ` +
       `${QUERIES.length} questions × ${rounds} rounds after a warm-up, each through the store's searchWithOutcome (50 results)`,
     '',
-    '| items | backend | load s | load items/s | on disk MB | peak RSS MB | p50 ms | p99 ms | mean ms | reopen s | RSS after reopen MB |',
-    '| ----: | ------- | -----: | -----------: | ---------: | ----------: | -----: | -----: | ------: | -------: | ------------------: |',
+    '| items | backend | load s | load items/s | inserts items/s | on disk MB | peak RSS MB | p50 ms | p99 ms | mean ms | reopen s | RSS after reopen MB | of it anon / file MB |',
+    '| ----: | ------- | -----: | -----------: | --------------: | ---------: | ----------: | -----: | -----: | ------: | -------: | ------------------: | -------------------: |',
     ...results.map(
       (r) =>
-        `| ${r.size} | ${r.backend} | ${r.loadSeconds.toFixed(1)} | ${Math.round(r.loadItemsPerSecond)} | ${mb(r.diskBytes)} | ${mb(r.rssBytes)} | ${ms(r.p50Ms)} | ${ms(r.p99Ms)} | ${ms(r.meanMs)} | ${r.reopenSeconds === undefined ? '–' : r.reopenSeconds.toFixed(1)} | ${r.reopenRssBytes === undefined ? '–' : mb(r.reopenRssBytes)} |`,
+        `| ${r.size} | ${r.backend} | ${r.loadSeconds.toFixed(1)} | ${Math.round(r.loadItemsPerSecond)} | ${r.insertSeconds === undefined ? '–' : Math.round(r.size / r.insertSeconds)} | ${mb(r.diskBytes)} | ${mb(r.rssBytes)} | ${ms(r.p50Ms)} | ${ms(r.p99Ms)} | ${ms(r.meanMs)} | ${r.reopenSeconds === undefined ? '–' : r.reopenSeconds.toFixed(1)} | ${r.reopenRssBytes === undefined ? '–' : mb(r.reopenRssBytes)} | ${r.reopenRssAnonBytes === undefined || r.reopenRssFileBytes === undefined ? '–' : `${mb(r.reopenRssAnonBytes)} / ${mb(r.reopenRssFileBytes)}`} |`,
     ),
     '',
-    'reopen: the saved index opened again in a fresh process (a restart), then each question once; RSS after reopen is that process after the questions (the memory a site of that size needs when serving).',
+    'reopen: the saved index opened again in a fresh process (a restart), then each question once; RSS after reopen is that process after the questions (the memory a site of that size needs when serving). Of it, anon is the heap and buffers; file is pages of mapped files (the vector graph is mapped, not read), which the kernel can drop and read again.',
+    '',
+    'inserts items/s: the items written, before `persist`; load items/s counts `persist` too (embedded: the index files written; pg: the GIN and HNSW indexes built and VACUUM ANALYZE).',
     '',
     "pg: PGlite + pgvector served over pglite-socket from a process of its own (a database server is one), so the store analyses and embeds the next batch while the database writes the last; its peak RSS is the bench process's plus the database process's. Runs before 2026-12-03 18:00 UTC served PGlite in the bench's process. load s for pg is until the store answers searches with its GIN and vector indexes built (`persist`).",
   ];
