@@ -80,6 +80,16 @@ describe('NameIndex.save / load', () => {
     expect(after.find('amelie ca')[0]?.items[0]).toEqual(more.at(-1));
   });
 
+  it('keeps a name with a lone surrogate exactly', () => {
+    const index = new NameIndex();
+    index.add({ url: 'u0', name: 'Odd \ud800 Name', site: 'x', type: 'Thing' });
+    index.add({ url: 'u1', name: 'Plain Name', site: 'x', type: 'Thing', year: 1 });
+    const after = new NameIndex();
+    after.load(index.save(numberOf), urlOf);
+    expect(after.entries()).toEqual(index.entries());
+    expect(after.find('odd name')).toEqual(index.find('odd name'));
+  });
+
   it('leaves out entries whose URL has no number, and reads an empty index', () => {
     const index = new NameIndex();
     index.load(

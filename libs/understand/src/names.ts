@@ -60,7 +60,7 @@ const SAVED_NAMES_MAGIC = 0x4d4e4241;
 const SAVED_NAMES_VERSION = 1;
 /** Header words: magic, version, count, the labels' JSON bytes, and each text blob's encoding and bytes. */
 const SAVED_NAMES_HEADER = 4 * 8;
-/** Bytes per entry of the fixed-width columns: year (f64), number, name length, key length, site, type (u32 each). */
+/** Bytes per entry of the fixed-width columns: year (f64), number, name bytes, key bytes, site, type (u32 each). */
 const SAVED_NAMES_ROW = 8 + 5 * 4;
 
 /**
@@ -68,9 +68,8 @@ const SAVED_NAMES_ROW = 8 + 5 * 4;
  * "toyota corolla" finds "Toyota Corolla 1200" when no car is called just that).
  *
  * Entries are slots in columns (URL, name, site and type as indices into one label table, year)
- * and the maps hold slot numbers, not one object per item: at 300k items the objects, their
- * lists and a second copy of each string were most of the names' memory. `find` builds objects
- * only for what it returns.
+ * and the maps hold slot numbers, not one object per item: at 300k items the objects and their
+ * lists were much of the names' memory. `find` builds objects only for what it returns.
  */
 export class NameIndex {
   /** Key → the slot of its one entry, or the slots of several. */
@@ -160,9 +159,9 @@ export class NameIndex {
       SAVED_NAMES_VERSION,
       count,
       labels.length,
-      nameBlob.encoding,
+      nameBlob.code,
       nameBlob.bytes.length,
-      keyBlob.encoding,
+      keyBlob.code,
       keyBlob.bytes.length,
     ].forEach((v, i) => head.writeUInt32LE(v, 4 * i));
     const years = new Float64Array(count);
@@ -170,8 +169,8 @@ export class NameIndex {
     slots.forEach((slot, i) => {
       years[i] = this.slotYears[slot]!;
       columns[i] = numbers[i]!;
-      columns[count + i] = names[i]!.length;
-      columns[2 * count + i] = keys[i]!.length;
+      columns[count + i] = Buffer.byteLength(names[i]!, nameBlob.encoding);
+      columns[2 * count + i] = Buffer.byteLength(keys[i]!, keyBlob.encoding);
       columns[3 * count + i] = this.slotSites[slot]!;
       columns[4 * count + i] = this.slotTypes[slot]!;
     });
@@ -196,13 +195,11 @@ export class NameIndex {
     const word = (i: number): number => view.getUint32(4 * i, true);
     if (word(0) !== SAVED_NAMES_MAGIC || word(1) !== SAVED_NAMES_VERSION) throw damaged('not saved names');
     const count = word(2);
-    const [labelBytes, nameEncoding, nameBytes, keyEncoding, keyBytes] = [
-      word(3),
-      word(4),
-      word(5),
-      word(6),
-      word(7),
-    ];
+    const labelBytes = word(3);
+    const nameEncoding = blobEncoding(word(4));
+    const nameBytes = word(5);
+    const keyEncoding = blobEncoding(word(6));
+    const keyBytes = word(7);
     const columnsAt = SAVED_NAMES_HEADER + 8 * count;
     const labelsAt = SAVED_NAMES_HEADER + SAVED_NAMES_ROW * count;
     if (labelsAt + labelBytes + nameBytes + keyBytes !== bytes.length) throw damaged('wrong length');
@@ -225,34 +222,34 @@ export class NameIndex {
       new Set(labels).size !== labels.length
     )
       throw damaged('labels');
-    const blobAt = labelsAt + labelBytes;
-    const nameText = decodeTexts(bytes.subarray(blobAt, blobAt + nameBytes), nameEncoding);
-    const keyText = decodeTexts(bytes.subarray(blobAt + nameBytes), keyEncoding);
-    if (nameText === undefined || keyText === undefined) throw damaged('text encoding');
-    let nameChars = 0;
-    let keyChars = 0;
+    if (!nameEncoding || !keyEncoding) throw damaged('text encoding');
+    let nameEnd = labelsAt + labelBytes;
+    let keyEnd = nameEnd + nameBytes;
     for (let i = 0; i < count; i++) {
       const year = years[i]!;
       if (!Number.isNaN(year) && !Number.isInteger(year)) throw damaged('a year');
       if (urlOf(columns[i]!) === undefined) throw damaged('a number without a URL');
-      nameChars += columns[count + i]!;
+      nameEnd += columns[count + i]!;
       if (columns[2 * count + i]! === 0) throw damaged('an empty key');
-      keyChars += columns[2 * count + i]!;
+      keyEnd += columns[2 * count + i]!;
       if (columns[3 * count + i]! >= labels.length || columns[4 * count + i]! >= labels.length)
         throw damaged('a site or type');
     }
-    if (nameChars !== nameText.length || keyChars !== keyText.length) throw damaged('text lengths');
+    if (nameEnd !== labelsAt + labelBytes + nameBytes || keyEnd !== bytes.length)
+      throw damaged('text lengths');
 
     this.clear();
     this.labels = labels as string[];
     this.labelIds = new Map(this.labels.map((l, i) => [l, i]));
     this.reserve(count);
-    // the names and keys are slices of the two blobs' strings: no copy of each
-    let nameAt = 0;
-    let keyAt = 0;
+    // each name and key a string of its own, decoded from the file (a slice of one string of
+    // them all would hold the whole and cost more than the text it points to)
+    const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    let nameAt = labelsAt + labelBytes;
+    let keyAt = nameAt + nameBytes;
     for (let i = 0; i < count; i++) {
-      const name = nameText.slice(nameAt, (nameAt += columns[count + i]!));
-      const key = keyText.slice(keyAt, (keyAt += columns[2 * count + i]!));
+      const name = buf.toString(nameEncoding, nameAt, (nameAt += columns[count + i]!));
+      const key = buf.toString(keyEncoding, keyAt, (keyAt += columns[2 * count + i]!));
       const url = urlOf(columns[i]!)!;
       // a URL twice (not written so): the later wins, as with add
       if (this.byUrl.has(url)) this.remove(url);
@@ -418,23 +415,20 @@ export class NameIndex {
   }
 }
 
-/** Text blob encodings: latin1 (one byte a character) when every character fits, else UTF-16 (exact, lone surrogates too). */
-const LATIN1 = 0;
+/** Text blob encodings: UTF-8, or UTF-16 when a text is not well formed (a lone surrogate: kept exactly). */
+const UTF8 = 0;
 const UTF16 = 1;
 
-/** Texts as one blob (their lengths are saved beside it). */
-function encodeTexts(texts: readonly string[]): { encoding: number; bytes: Buffer } {
+/** Texts as one blob (each one's length in bytes is saved beside it). */
+function encodeTexts(texts: readonly string[]): { code: number; encoding: BufferEncoding; bytes: Buffer } {
   const joined = texts.join('');
-  // eslint-disable-next-line no-control-regex
-  return /[^\u0000-\u00ff]/.test(joined)
-    ? { encoding: UTF16, bytes: Buffer.from(joined, 'utf16le') }
-    : { encoding: LATIN1, bytes: Buffer.from(joined, 'latin1') };
+  // a lone surrogate: UTF-8 would make it U+FFFD
+  const code = /\p{Surrogate}/u.test(joined) ? UTF16 : UTF8;
+  const encoding = blobEncoding(code)!;
+  return { code, encoding, bytes: Buffer.from(joined, encoding) };
 }
 
-/** The string of a blob `encodeTexts` wrote; undefined for an unknown encoding. */
-function decodeTexts(bytes: Uint8Array, encoding: number): string | undefined {
-  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (encoding === LATIN1) return buf.toString('latin1');
-  if (encoding === UTF16 && buf.length % 2 === 0) return buf.toString('utf16le');
-  return undefined;
+/** How a saved blob is decoded; undefined for an unknown encoding. */
+function blobEncoding(code: number): BufferEncoding | undefined {
+  return code === UTF8 ? 'utf8' : code === UTF16 ? 'utf16le' : undefined;
 }
