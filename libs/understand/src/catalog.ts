@@ -1,15 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import type { SiteProfile, StoredItem } from '@askbus/contracts';
 import { extractFacts, factsByPath, itemYear, type Fact } from './facts';
-import { NameIndex, type IndexedName } from './names';
+import { NameIndex } from './names';
 import { contributionOf, ProfileBuilder, type ProfileSnapshot } from './profile';
 
-/** A catalog as plain data (JSON-safe): profile counts per site and the names (not the facts). */
+/**
+ * A catalog as saved (not the facts): profile counts per site as plain data (JSON-safe), and
+ * the names as NameIndex.save's bytes, their URLs as the numbers the store gave for them.
+ */
 export interface CatalogSnapshot {
   profiles: ProfileSnapshot[];
-  names: IndexedName[];
-  /** Each name's key, in the order of `names` (restoring then needs no name analysed again). */
-  nameKeys?: string[];
+  names: Uint8Array;
 }
 
 /**
@@ -44,21 +45,34 @@ export class SiteCatalog {
     return byPath;
   }
 
-  /** The profiles' counts and the names as plain data (`restore` reads them back; kept facts are not in it). */
-  snapshot(): CatalogSnapshot {
+  /**
+   * The profiles' counts and the names (`restore` reads them back; kept facts are not in it).
+   * `numberOf` gives the number each name's URL is saved as (names without one are left out).
+   */
+  snapshot(numberOf: (url: string) => number | undefined): CatalogSnapshot {
     return {
       profiles: [...this.builders.values()].map((b) => b.snapshot()),
-      names: this.names.entries(),
-      nameKeys: this.names.keys(),
+      names: this.names.save(numberOf),
     };
   }
 
-  /** Replaces the profiles and names with a snapshot's (a catalog that keeps facts cannot: they are not in it). */
-  restore(s: CatalogSnapshot): void {
+  /**
+   * Replaces the profiles and names with a snapshot's; `urlOf` gives back the URL of each number
+   * (a catalog that keeps facts cannot: they are not in it). Throws on damaged names.
+   */
+  restore(s: CatalogSnapshot, urlOf: (n: number) => string | undefined): void {
     if (this.keepFacts) throw new Error('a catalog that keeps facts cannot be restored from a snapshot');
+    const builders = s.profiles.map((p) => ProfileBuilder.restore(p));
+    this.names.load(s.names, urlOf);
     this.builders.clear();
-    for (const p of s.profiles) this.builders.set(p.site, ProfileBuilder.restore(p));
-    this.names.restore(s.names, s.nameKeys);
+    for (const b of builders) this.builders.set(b.site, b);
+  }
+
+  /** Forgets every item. */
+  clear(): void {
+    this.builders.clear();
+    this.factMaps.clear();
+    this.names.restore([]);
   }
 
   /** Undoes `add` of this very item (pass the item as it was added). */

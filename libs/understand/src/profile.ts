@@ -89,7 +89,12 @@ class PathStats {
   private packedNums: Float64Array | undefined;
   /** folded value → [count, the spelling first seen]; undefined while still `packedStrs`. */
   private strMap: Map<string, [number, string]> | undefined = new Map();
-  private packedStrs: { keys: string[]; counts: Float64Array; spellings: string[] } | undefined;
+  /**
+   * Restored values as they were saved: each first spelling (its folded value is its lowercase)
+   * as one text and where each ends, and its count; no map nor string per value until one
+   * changes (a site's names are 300k values, kept only to count them).
+   */
+  private packedStrs: { text: string; ends: Uint32Array; counts: Float64Array } | undefined;
 
   get nums(): Map<number, number> {
     if (!this.numMap) {
@@ -104,10 +109,7 @@ class PathStats {
 
   get strs(): Map<string, [number, string]> {
     if (!this.strMap) {
-      const { keys, counts, spellings } = this.packedStrs!;
-      const map = new Map<string, [number, string]>();
-      for (let i = 0; i < keys.length; i++) map.set(keys[i]!, [counts[i]!, spellings[i]!]);
-      this.strMap = map;
+      this.strMap = new Map(this.strEntries());
       this.packedStrs = undefined;
     }
     return this.strMap;
@@ -123,8 +125,16 @@ class PathStats {
   /** Each folded value with its count and first spelling (read without making the map). */
   *strEntries(): IterableIterator<[string, [number, string]]> {
     const p = this.packedStrs;
-    if (!p) yield* this.strMap!;
-    else for (let i = 0; i < p.keys.length; i++) yield [p.keys[i]!, [p.counts[i]!, p.spellings[i]!]];
+    if (!p) {
+      yield* this.strMap!;
+      return;
+    }
+    let start = 0;
+    for (let i = 0; i < p.ends.length; i++) {
+      const spelling = p.text.slice(start, p.ends[i]);
+      start = p.ends[i]!;
+      yield [spelling.toLowerCase(), [p.counts[i]!, spelling]];
+    }
   }
 
   get distinctNums(): number {
@@ -132,11 +142,21 @@ class PathStats {
   }
 
   get distinctStrs(): number {
-    return this.packedStrs ? this.packedStrs.keys.length : this.strMap!.size;
+    return this.packedStrs ? this.packedStrs.ends.length : this.strMap!.size;
   }
 
   /** The counts as plain data (`restore` reads them back). */
   snapshot(): PathStatsSnapshot {
+    const nums: number[] = [];
+    for (const [v, n] of this.numEntries()) nums.push(v, n);
+    const spellings: string[] = [];
+    const lengths: number[] = [];
+    const counts: number[] = [];
+    for (const [, [n, spelling]] of this.strEntries()) {
+      spellings.push(spelling);
+      lengths.push(spelling.length);
+      counts.push(n);
+    }
     return {
       items: this.items,
       label: this.label,
@@ -145,11 +165,12 @@ class PathStats {
       units: [...this.units],
       srcUnits: [...this.srcUnits],
       dimensions: [...this.dimensions],
-      nums: [...this.numEntries()],
-      strs: [...this.strEntries()],
+      nums,
+      strs: { text: spellings.join(''), lengths, counts },
     };
   }
 
+  /** Counts `snapshot` gave; throws on counts that are not such (a damaged file). */
   static restore(s: PathStatsSnapshot): PathStats {
     const out = new PathStats();
     out.items = s.items;
@@ -159,23 +180,27 @@ class PathStats {
     for (const [k, n] of s.units) out.units.set(k, n);
     for (const [k, n] of s.srcUnits) out.srcUnits.set(k, n);
     for (const [k, n] of s.dimensions) out.dimensions.set(k, n);
-    const nums = new Float64Array(s.nums.length * 2);
-    s.nums.forEach(([k, n], i) => {
-      nums[2 * i] = k;
-      nums[2 * i + 1] = n;
-    });
+    const { text, lengths, counts } = s.strs;
+    if (
+      !Array.isArray(s.nums) ||
+      s.nums.length % 2 !== 0 ||
+      typeof text !== 'string' ||
+      !Array.isArray(lengths) ||
+      !Array.isArray(counts) ||
+      lengths.length !== counts.length
+    )
+      throw new Error('damaged path counts');
     out.numMap = undefined;
-    out.packedNums = nums;
-    const keys = new Array<string>(s.strs.length);
-    const counts = new Float64Array(s.strs.length);
-    const spellings = new Array<string>(s.strs.length);
-    s.strs.forEach(([k, [n, spelling]], i) => {
-      keys[i] = k;
-      counts[i] = n;
-      spellings[i] = spelling;
+    out.packedNums = Float64Array.from(s.nums);
+    const ends = new Uint32Array(lengths.length);
+    let end = 0;
+    lengths.forEach((n, i) => {
+      if (!Number.isInteger(n) || n < 0) throw new Error('damaged path counts');
+      ends[i] = end += n;
     });
+    if (end !== text.length) throw new Error('damaged path counts');
     out.strMap = undefined;
-    out.packedStrs = { keys, counts, spellings };
+    out.packedStrs = { text, ends, counts: Float64Array.from(counts) };
     return out;
   }
 
@@ -222,8 +247,10 @@ export interface PathStatsSnapshot {
   units: Array<[string, number]>;
   srcUnits: Array<[string, number]>;
   dimensions: Array<[string, number]>;
-  nums: Array<[number, number]>;
-  strs: Array<[string, [number, string]]>;
+  /** Each number and its count, one after the other: value, count, value, count… */
+  nums: number[];
+  /** Each value's first spelling (its folded value is its lowercase) as one text, each one's length and count. */
+  strs: { text: string; lengths: number[]; counts: number[] };
 }
 
 /** A site's profile counts as plain data (JSON-safe): ProfileBuilder.snapshot / restore. */

@@ -6,6 +6,7 @@ import { Understanding, type StoredItem } from '@askbus/contracts';
 import type { EmbeddingProvider } from '@askbus/embeddings';
 import { loadDemoSites } from '@askbus/demo-data';
 import { IndexStore, StoreInputError } from './index-store';
+import { packSections, unpackSections } from './segments';
 
 const demo = loadDemoSites();
 const movies = demo.find((s) => s.site === 'movies')!.items;
@@ -324,6 +325,90 @@ describe('IndexStore persistence', () => {
     expect((await again.search({ query: 'honda civic v2', site: ['cars'], numResults: 1 }))[0]!.name).toMatch(
       /Honda Civic.* v2/,
     );
+  });
+});
+
+describe('IndexStore names on disk', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'askbus-retriever-names-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const someMovies = movies.slice(0, 300);
+  const questions = [
+    ...cars.slice(0, 6).map((c) => `is the ${c.name} any good`),
+    ...someMovies.slice(0, 6).map((m) => `something like ${m.name.toLowerCase()}`),
+    'toyota corolla',
+    'ford pinto from the seventies',
+    'the dark knight',
+  ];
+  const sameNames = (a: IndexStore, b: IndexStore): void => {
+    for (const q of questions)
+      for (const site of [['all'], ['cars'], ['movies']])
+        expect(a.findNames(q, site)).toEqual(b.findNames(q, site));
+  };
+
+  it('finds the same names after a reopen, and after changes made on both sides of one', async () => {
+    const live = await IndexStore.open({ embedder: null });
+    const saved = await IndexStore.open({ dataDir: dir, embedder: null });
+    for (const store of [live, saved]) {
+      await store.upsert('cars', cars);
+      await store.upsert('movies', someMovies);
+    }
+    await saved.persist();
+    const reopened = await IndexStore.open({ dataDir: dir, embedder: null });
+    expect(reopened.openedFrom).toBe('disk');
+    expect(reopened.findNames('ford pinto', ['cars']).length).toBeGreaterThan(0);
+    sameNames(reopened, live);
+
+    // replaced, moved, added and removed after the reopen
+    const renamed = { ...cars[0]!, name: 'Zyxwv Roadster Special' };
+    const moved = { ...someMovies[1]!, site: 'cars' };
+    const added = item('cars', 'new-one', 'Car', { name: 'Toyota Corolla Zyxwv', vehicleModelDate: '1999' });
+    for (const store of [live, reopened]) {
+      await store.upsert('cars', [renamed, added]);
+      await store.upsert('cars', [moved], { move: true });
+      await store.upsert('movies', [{ ...someMovies[2]!, name: someMovies[3]!.name }]);
+    }
+    sameNames(reopened, live);
+    expect(reopened.findNames('zyxwv roadster special', ['cars'])[0]?.items[0]?.url).toBe(renamed.url);
+    expect(reopened.findNames(cars[0]!.name, ['cars'])[0]?.items.map((i) => i.url) ?? []).not.toContain(
+      renamed.url,
+    );
+    for (const store of [live, reopened]) await store.deleteSite('movies');
+    sameNames(reopened, live);
+    await reopened.persist();
+    const again = await IndexStore.open({ dataDir: dir, embedder: null });
+    expect(again.openedFrom).toBe('disk');
+    sameNames(again, live);
+  });
+
+  it('rebuilds from the segments when the saved names are damaged', async () => {
+    const before = await IndexStore.open({ dataDir: dir, embedder: null });
+    await before.upsert('movies', someMovies);
+    await before.persist();
+    const damages: Array<(names: Buffer) => Buffer> = [
+      (names) => names.subarray(0, names.length - 3),
+      () => Buffer.from('{}'),
+      (names) => {
+        // the first entry's site past the sites saved
+        const count = names.readUInt32LE(8);
+        const out = Buffer.from(names);
+        out.writeUInt32LE(0xffff, 32 + 8 * count + 4 * 3 * count);
+        return out;
+      },
+    ];
+    for (const damage of damages) {
+      const path = join(dir, `keyword-${manifest(dir).index.generation}.bin`);
+      const sections = unpackSections(readFileSync(path), 6);
+      const bad = damage(Buffer.from(sections[3]!));
+      writeFileSync(path, Buffer.concat(packSections([...sections.slice(0, 3), bad, ...sections.slice(4)])));
+      const store = await IndexStore.open({ dataDir: dir, embedder: null });
+      expect(store.openedFrom).toBe('rebuilt');
+      expect(store.size).toBe(before.size);
+      sameNames(store, before);
+    }
   });
 });
 

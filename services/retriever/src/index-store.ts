@@ -138,16 +138,21 @@ const LegacyItems = z.object({
   journal: z.number().int().nonnegative().optional(),
 });
 
-/** The catalog file of an index generation: profiles and names, the vocabulary, and how many items they count. */
+/**
+ * The catalog section of an index generation: the profiles, the vocabulary, and how many items
+ * they count (JSON; the names are a section of their own, as SiteCatalog.snapshot's bytes).
+ */
 interface SavedCatalog {
   items: number;
-  catalog: CatalogSnapshot;
+  profiles: CatalogSnapshot['profiles'];
   vocabulary: VocabularySnapshot;
 }
 const SavedCatalog = z.object({
   items: z.number().int().nonnegative(),
   // written by this store with its index: shapes checked by the classes that read them
-  catalog: z.custom<CatalogSnapshot>((v) => !!v && typeof v === 'object' && 'profiles' in v && 'names' in v),
+  profiles: z.array(
+    z.custom<CatalogSnapshot['profiles'][number]>((v) => !!v && typeof v === 'object' && 'site' in v),
+  ),
   vocabulary: z.custom<VocabularySnapshot>((v) => !!v && typeof v === 'object' && 'counts' in v),
 });
 
@@ -457,11 +462,11 @@ export class IndexStore {
     try {
       const docsBytes = await docsRead;
       const urls = stringArray(JSON.parse(docsBytes.toString('utf8')));
-      // the keyword file: the postings, the fact columns, the catalog and vocabulary
-      const [postings, columnBytes, catalogBytes, locationBytes, filterBytes] = unpackSections(
+      // the keyword file: the postings, the fact columns, the profiles and vocabulary, the names
+      const [postings, columnBytes, catalogBytes, nameBytes, locationBytes, filterBytes] = unpackSections(
         await keywordRead,
-        5,
-      ) as [Buffer, Buffer, Buffer, Buffer, Buffer];
+        6,
+      ) as [Buffer, Buffer, Buffer, Buffer, Buffer, Buffer];
       const keyword = KeywordIndex.load(postings);
       for (let doc = 0; doc < urls.length; doc++)
         if (urls[doc] && !keyword.has(doc)) throw new Error('keyword index misses documents');
@@ -482,11 +487,7 @@ export class IndexStore {
         if (url) this.docOf.set(url, doc);
       });
       // the names' URLs are the documents' own strings: one copy of 300k URLs, not two
-      for (const e of saved.catalog.names) {
-        const doc = this.docOf.get(e.url);
-        if (doc !== undefined) e.url = urls[doc]!;
-      }
-      this.catalog.restore(saved.catalog);
+      this.catalog.restore({ profiles: saved.profiles, names: nameBytes }, (doc) => urls[doc] || undefined);
       this.vocabulary.restore(saved.vocabulary);
       this.factColumns = columns;
       this.keyword = keyword;
@@ -532,7 +533,7 @@ export class IndexStore {
 
   /** Indexes every item from scratch. */
   private async rebuildIndexes(): Promise<void> {
-    this.catalog.restore({ profiles: [], names: [] });
+    this.catalog.clear();
     this.vocabulary.restore({ docs: 0, changes: this.vocabulary.version, counts: [], categories: [] });
     this.factColumns = new FactColumns();
     this.invalidate();
@@ -1226,9 +1227,11 @@ export class IndexStore {
           : {}),
       };
       const codes = this.vectors?.save(join(dir, `${graphFile(generation)}.pending.tmp`));
+      // the names' URLs saved as their document numbers (the document list has the URLs)
+      const catalog = this.catalog.snapshot((url) => this.docOf.get(url));
       const saved: SavedCatalog = {
         items: this.items.size,
-        catalog: this.catalog.snapshot(),
+        profiles: catalog.profiles,
         vocabulary: this.vocabulary.snapshot(),
       };
       index = {
@@ -1238,6 +1241,7 @@ export class IndexStore {
           this.keyword.serialize(),
           this.factColumns.serialize(),
           Buffer.from(JSON.stringify(saved)),
+          Buffer.from(catalog.names.buffer, catalog.names.byteOffset, catalog.names.byteLength),
           this.locations(),
           Buffer.from(JSON.stringify(this.savedFilters())),
         ]),

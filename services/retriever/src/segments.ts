@@ -31,10 +31,11 @@ export type SegmentInfo = z.infer<typeof SegmentInfo>;
 
 /**
  * The index files' own layout: 3 added the fact columns and the catalog (profiles, names,
- * vocabulary), so reopening reads them instead of analysing every item again. Index files of
+ * vocabulary), so reopening reads them instead of analysing every item again; 4 saves the names
+ * as a binary section of columns (document numbers, not URLs) instead of JSON. Index files of
  * another layout (or none given: older ones) are rebuilt from the segments, never misread.
  */
-export const INDEX_FILES_FORMAT = 3;
+export const INDEX_FILES_FORMAT = 4;
 
 export const IndexFiles = z.object({
   generation: z.number().int().nonnegative(),
@@ -70,9 +71,9 @@ export const LAYOUT_FILE = /^(?:segment-(\d+)\.jsonl|(?:docs|keyword|vectors)-(\
 const SECTIONS_MAGIC = 0x58494241; // 'ABIX'
 
 /**
- * Byte sections in one file (the keyword file holds the postings, the fact columns and the
- * catalog): a magic number, the count, each length, then the sections; as chunks, so nothing
- * is copied into one buffer to write it.
+ * Byte sections in one file (the keyword file holds the postings, the fact columns, the
+ * catalog and the names): a magic number, the count, each length, then the sections; as
+ * chunks, so nothing is copied into one buffer to write it.
  */
 export function packSections(sections: readonly Buffer[]): Buffer[] {
   const head = Buffer.alloc(8 + 8 * sections.length);
