@@ -9,7 +9,7 @@ import {
   cancelSubject,
   eventSubject,
 } from '@askbus/contracts';
-import type { Contract, EventContract, StreamContract, UnaryContract } from '@askbus/contracts';
+import type { EventContract, StreamContract, UnaryContract } from '@askbus/contracts';
 import type { z } from 'zod';
 import { decodeWith, encodeJson } from './codec';
 import { BusError } from './errors';
@@ -322,7 +322,7 @@ export class Bus {
     req: z.input<C['request']>,
     opts: CallOptions,
   ): Promise<z.infer<C['reply']>> {
-    const call = this.prepareCall(contract, req, opts);
+    const call = this.prepareCall(contract.subject, contract.request, req, opts);
     let failure: BusError | undefined;
     try {
       for (let attempt = 0; ; attempt++) {
@@ -364,7 +364,7 @@ export class Bus {
     req: z.input<C['request']>,
     opts: CallOptions,
   ): AsyncGenerator<z.infer<C['chunk']>, void, undefined> {
-    const call = this.prepareCall(contract, req, opts);
+    const call = this.prepareCall(contract.subject, contract.request, req, opts);
     const inactivity = opts.inactivityMs ?? this.inactivityMs;
     let inbox: ReplyInbox | undefined;
     let messages: AsyncIterator<Msg> | undefined;
@@ -463,9 +463,15 @@ export class Bus {
     return true;
   }
 
-  private prepareCall(contract: Contract, req: unknown, opts: CallOptions): PreparedCall {
-    const subject = contract.subject;
-    const payload = this.encodeRequest(contract, req);
+  private prepareCall(subject: string, schema: z.ZodType, req: unknown, opts: CallOptions): PreparedCall {
+    const parsed = schema.safeParse(req);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new BusError(
+        'bad_request',
+        `request is invalid at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`,
+      );
+    }
     if (opts.signal?.aborted) throw new BusError('cancelled', 'cancelled before it was sent');
     const queryId = opts.queryId ?? randomUUID();
     const newCallId = (): string => randomUUID().replaceAll('-', '');
@@ -489,7 +495,7 @@ export class Bus {
       },
       renew: () => h.set(H.callId, newCallId()),
       headers: h,
-      payload,
+      payload: encodeJson(parsed.data),
       signal: opts.signal,
       remainingMs: () => deadline - Date.now(),
       dispose: (failure?: BusError) => {
@@ -642,23 +648,6 @@ export class Bus {
         clearInterval(heartbeat);
       }
     });
-  }
-
-  /**
-   * A request as bytes. A hot-path contract's request is checked where it is received only (the
-   * handler answers a bad one with bad_request): the caller's types stand for the check here.
-   */
-  private encodeRequest(contract: Contract, req: unknown): Uint8Array {
-    if (contract.checked === 'on-receipt') return encodeJson(req);
-    const parsed = contract.request.safeParse(req);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new BusError(
-        'bad_request',
-        `request is invalid at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`,
-      );
-    }
-    return encodeJson(parsed.data);
   }
 
   /** A stream chunk as bytes, checked against the contract unless it is checked on receipt. */

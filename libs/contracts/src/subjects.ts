@@ -14,11 +14,11 @@ import {
 } from './understanding';
 
 /**
- * Where a contract's messages are checked against their schema. `both` (the default): by the
- * side that sends them and by the side that receives them. `on-receipt`: by the receiving side
- * only, for the hot path's large messages (search requests and results, rankings, a query's
- * request and answer): the wire is where trust ends, and the sender's types stand for the check
- * on its side. A request that fails the check on receipt is answered with `bad_request`.
+ * Where a contract's replies or chunks are checked against their schema. `both` (the default):
+ * by the service before it sends them, and by the caller when they arrive. `on-receipt`: by the
+ * caller only, for the hot path's large messages (search results, rankings, a query's answer):
+ * the wire is where trust ends, and the sender's types stand for the check on its side.
+ * Requests are checked at both ends either way.
  */
 export type Checked = 'both' | 'on-receipt';
 
