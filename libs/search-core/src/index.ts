@@ -4,3 +4,4 @@ export * from './query';
 export * from './score';
 export * from './who';
 export * from './keyword-index';
+export * from './typed-columns';

@@ -1,5 +1,5 @@
 import type { NameMatch } from '@askbus/contracts';
-import { STOPWORDS, foldText } from '@askbus/search-core';
+import { STOPWORDS, foldText, grownTo } from '@askbus/search-core';
 
 /**
  * Finding the items a question names. Names are compared as word sequences, tolerant of case,
@@ -225,10 +225,14 @@ export class NameIndex {
     if (!nameEncoding || !keyEncoding) throw damaged('text encoding');
     let nameEnd = labelsAt + labelBytes;
     let keyEnd = nameEnd + nameBytes;
+    // looked up once, while checking (before anything changes)
+    const urls: string[] = new Array<string>(count);
     for (let i = 0; i < count; i++) {
       const year = years[i]!;
       if (!Number.isNaN(year) && !Number.isInteger(year)) throw damaged('a year');
-      if (urlOf(columns[i]!) === undefined) throw damaged('a number without a URL');
+      const url = urlOf(columns[i]!);
+      if (url === undefined) throw damaged('a number without a URL');
+      urls[i] = url;
       nameEnd += columns[count + i]!;
       if (columns[2 * count + i]! === 0) throw damaged('an empty key');
       keyEnd += columns[2 * count + i]!;
@@ -250,7 +254,7 @@ export class NameIndex {
     for (let i = 0; i < count; i++) {
       const name = buf.toString(nameEncoding, nameAt, (nameAt += columns[count + i]!));
       const key = buf.toString(keyEncoding, keyAt, (keyAt += columns[2 * count + i]!));
-      const url = urlOf(columns[i]!)!;
+      const url = urls[i]!;
       // a URL twice (not written so): the later wins, as with add
       if (this.byUrl.has(url)) this.remove(url);
       this.link(url, name, columns[3 * count + i]!, columns[4 * count + i]!, years[i]!, key);
@@ -390,14 +394,9 @@ export class NameIndex {
   private reserve(slots: number): void {
     if (slots <= this.slotYears.length) return;
     const capacity = Math.max(slots, Math.ceil(this.slotYears.length * 1.5), 64);
-    const grow = <T extends Uint32Array | Float64Array>(old: T, make: (n: number) => T): T => {
-      const next = make(capacity);
-      next.set(old);
-      return next;
-    };
-    this.slotSites = grow(this.slotSites, (n) => new Uint32Array(n));
-    this.slotTypes = grow(this.slotTypes, (n) => new Uint32Array(n));
-    this.slotYears = grow(this.slotYears, (n) => new Float64Array(n));
+    this.slotSites = grownTo(this.slotSites, capacity);
+    this.slotTypes = grownTo(this.slotTypes, capacity);
+    this.slotYears = grownTo(this.slotYears, capacity);
   }
 
   private clear(): void {

@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { StoredItem } from '@askbus/contracts';
+import { grownTo } from '@askbus/search-core';
 
 /**
  * The stored items as bytes (their JSON, as a segment line holds it), decoded only when one is
@@ -51,16 +52,11 @@ export class ItemBytes {
   /** Room for `n` items in all (an open knows how many it reads). */
   reserve(n: number): void {
     if (n <= this.src.length) return;
-    const grow = <T extends Int32Array | Float64Array | Uint32Array>(a: T, make: (n: number) => T): T => {
-      const out = make(n);
-      out.set(a);
-      return out;
-    };
-    this.src = grow(this.src, (k) => new Int32Array(k));
-    this.at = grow(this.at, (k) => new Float64Array(k));
-    this.len = grow(this.len, (k) => new Uint32Array(k));
-    this.seg = grow(this.seg, (k) => new Int32Array(k));
-    this.off = grow(this.off, (k) => new Float64Array(k));
+    this.src = grownTo(this.src, n);
+    this.at = grownTo(this.at, n);
+    this.len = grownTo(this.len, n);
+    this.seg = grownTo(this.seg, n);
+    this.off = grownTo(this.off, n);
   }
 
   private slotOf(url: string): number {
