@@ -5,3 +5,4 @@ export * from './score';
 export * from './who';
 export * from './keyword-index';
 export * from './typed-columns';
+export * from './key-order';

@@ -95,4 +95,27 @@ describe('KeywordIndex', () => {
     for (let i = 1; i < hits.length; i++) expect(hits[i - 1]!.score).toBeGreaterThanOrEqual(hits[i]!.score);
     expect(hits.every((h) => h.doc % 7 === 0)).toBe(true);
   });
+
+  it('settles every impact before a save: queries after it find nothing to recompute, and rank the same', () => {
+    const build = () => {
+      const index = new KeywordIndex();
+      // the index grows from one document to 400: every early impact's counts drift
+      for (let d = 0; d < 400; d++)
+        index.add(
+          d,
+          doc(`movie ${d}`, d % 3 === 0 ? 'a western movie' : 'a comedy', d % 5 ? [] : ['Western']),
+        );
+      return index;
+    };
+    const settled = build();
+    const unsettled = build();
+    settled.settle();
+    const saved = settled.serialize();
+    for (const q of [['movi'], ['western'], ['comedi', 'movi']]) {
+      expect(settled.search(q, 20)).toEqual(unsettled.search(q, 20));
+      // a query would have written the impacts it recomputed (and their counts) into the index
+      expect(settled.serialize().equals(saved)).toBe(true);
+    }
+    expect(unsettled.serialize().equals(saved)).toBe(true);
+  });
 });

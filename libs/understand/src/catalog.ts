@@ -48,10 +48,11 @@ export class SiteCatalog {
   /**
    * The profiles' counts and the names (`restore` reads them back; kept facts are not in it).
    * `numberOf` gives the number each name's URL is saved as (names without one are left out).
+   * `withProfiles`: each site's profile computed and saved with its counts (ProfileBuilder.snapshot).
    */
-  snapshot(numberOf: (url: string) => number | undefined): CatalogSnapshot {
+  snapshot(numberOf: (url: string) => number | undefined, withProfiles = true): CatalogSnapshot {
     return {
-      profiles: [...this.builders.values()].map((b) => b.snapshot()),
+      profiles: [...this.builders.values()].map((b) => b.snapshot(withProfiles)),
       names: this.names.save(numberOf),
     };
   }

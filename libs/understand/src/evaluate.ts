@@ -172,6 +172,41 @@ export function quantilesOfSorted(sorted: ArrayLike<number>): number[] | undefin
 }
 
 /**
+ * quantilesOfSorted of a list given as its distinct numbers ascending, each with how many times
+ * it occurs: the same quantiles, without listing every occurrence.
+ */
+export function quantilesOfCounted(
+  sorted: ArrayLike<number>,
+  counts: ArrayLike<number>,
+): number[] | undefined {
+  // ends[i]: how many occurrences the numbers up to sorted[i] make
+  const ends = new Float64Array(counts.length);
+  let total = 0;
+  for (let i = 0; i < counts.length; i++) ends[i] = total += counts[i]!;
+  if (sorted.length === 0 || total === 0) return undefined;
+  // the number at a position of the occurrences listed in order: the first whose end is past it
+  const valueAt = (position: number): number => {
+    let lo = 0;
+    let hi = ends.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (ends[mid]! > position) hi = mid;
+      else lo = mid + 1;
+    }
+    return sorted[lo]!;
+  };
+  const out: number[] = [];
+  for (let i = 0; i <= 10; i++) {
+    const position = (total - 1) * (i / 10);
+    const lo = Math.floor(position);
+    const hi = Math.ceil(position);
+    const low = valueAt(lo);
+    out.push(low + (valueAt(hi) - low) * (position - lo));
+  }
+  return out;
+}
+
+/**
  * Constraints made into one test, for scanning many items: value sets folded once, no
  * allocation per item (satisfies() does the same, one constraint at a time).
  */

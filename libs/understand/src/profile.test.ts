@@ -3,6 +3,7 @@ import type { StoredItem } from '@askbus/contracts';
 import { loadDemoSites } from '@askbus/demo-data';
 import { SiteCatalog } from './catalog';
 import { extractFacts } from './facts';
+import { quantilesOf, quantilesOfCounted } from './evaluate';
 import { contributionOf, ProfileBuilder, type ItemContribution, type ProfileSnapshot } from './profile';
 
 const movies = loadDemoSites().find((s) => s.site === 'movies')!.items;
@@ -27,6 +28,23 @@ describe('ProfileBuilder.snapshot / restore', () => {
     const restored = ProfileBuilder.restore(throughJson(live.snapshot()));
     expect(counts(restored)).toEqual(counts(live));
     expect(restored.snapshot()).toEqual(live.snapshot());
+  });
+
+  it('keeps the profile computed when saved, while it is of the counts restored', () => {
+    const live = built();
+    const saved = throughJson(live.snapshot());
+    expect(saved.profile).toEqual(live.profile());
+    // the saved profile is used as it is: no quantiles are computed again after a restart
+    const marked = { ...saved, profile: { ...saved.profile!, siteWords: ['marked'] } };
+    expect(ProfileBuilder.restore(marked).profile().siteWords).toEqual(['marked']);
+    // not when it is of other counts, nor when it is not a profile: then computed from the counts
+    const stale = { ...marked, profile: { ...marked.profile, version: 'other' } };
+    expect(ProfileBuilder.restore(stale).profile()).toEqual(live.profile());
+    const broken = { ...saved, profile: { site: 'movies' } as unknown as ProfileSnapshot['profile'] };
+    expect(ProfileBuilder.restore(broken).profile()).toEqual(live.profile());
+    const older = throughJson(live.snapshot(false));
+    expect(older.profile).toBeUndefined();
+    expect(ProfileBuilder.restore(older).profile()).toEqual(live.profile());
   });
 
   it('adds and removes after a restore as the builder it was saved from does', () => {
@@ -145,5 +163,21 @@ describe('ProfileBuilder snapshot and restore on a site of books', () => {
     expect(restored.size).toBe(0);
     expect(restored.profile().properties).toEqual([]);
     expect(restored.profile().types).toEqual([]);
+  });
+});
+
+describe('quantilesOfCounted', () => {
+  it('gives the quantiles of the list with every occurrence written out', () => {
+    let seed = 3;
+    const rnd = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
+    for (const m of [1, 2, 5, 40, 700]) {
+      const sorted = [...new Set(Array.from({ length: m }, () => Math.round(rnd() * 1e4) / 10))].sort(
+        (a, b) => a - b,
+      );
+      const counts = sorted.map(() => 1 + Math.floor(rnd() * (rnd() < 0.1 ? 50 : 3)));
+      const listed = sorted.flatMap((v, i) => Array<number>(counts[i]!).fill(v));
+      expect(quantilesOfCounted(sorted, counts)).toEqual(quantilesOf(listed));
+    }
+    expect(quantilesOfCounted([], [])).toBeUndefined();
   });
 });

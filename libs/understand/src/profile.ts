@@ -1,6 +1,11 @@
-import type { PropertyKind, PropertyProfile, SiteProfile } from '@askbus/contracts';
-import { STOPWORDS, tokenize } from '@askbus/search-core';
-import { quantilesOf } from './evaluate';
+import {
+  SiteProfile as SiteProfileSchema,
+  type PropertyKind,
+  type PropertyProfile,
+  type SiteProfile,
+} from '@askbus/contracts';
+import { sortByKeys, STOPWORDS, tokenize } from '@askbus/search-core';
+import { quantilesOfCounted } from './evaluate';
 import type { Fact } from './facts';
 import type { Dimension } from './units';
 
@@ -261,6 +266,12 @@ export interface ProfileSnapshot {
   types: Array<[string, number]>;
   words: Array<[string, number]>;
   paths: Array<[string, PathStatsSnapshot]>;
+  /**
+   * The profile these counts make, computed when saved: a reopened index answers its first
+   * question without computing it again (its quantiles sort every number of the site: ~0.3 s
+   * for a 300k-item one). Absent in older files.
+   */
+  profile?: SiteProfile;
 }
 
 /** The counts behind one site's profile. */
@@ -278,8 +289,12 @@ export class ProfileBuilder {
     return this.items;
   }
 
-  /** The counts as plain data (`restore` reads them back): a saved index reopens without re-reading its items. */
-  snapshot(): ProfileSnapshot {
+  /**
+   * The counts as plain data (`restore` reads them back): a saved index reopens without
+   * re-reading its items. `withProfile`: the profile they make too, computed now if it is not
+   * yet (a save that will be opened again; a store's snapshots in the middle of a load leave it).
+   */
+  snapshot(withProfile = true): ProfileSnapshot {
     return {
       site: this.site,
       items: this.items,
@@ -287,6 +302,7 @@ export class ProfileBuilder {
       types: [...this.types],
       words: [...this.words],
       paths: [...this.paths].map(([p, s]) => [p, s.snapshot()]),
+      ...(withProfile ? { profile: this.profile() } : {}),
     };
   }
 
@@ -297,6 +313,10 @@ export class ProfileBuilder {
     for (const [k, n] of s.types) out.types.set(k, n);
     for (const [k, n] of s.words) out.words.set(k, n);
     for (const [p, ps] of s.paths) out.paths.set(p, PathStats.restore(ps));
+    // the saved profile stands for these counts when it is of them (else it is computed when asked)
+    const saved = SiteProfileSchema.safeParse(s.profile);
+    if (saved.success && saved.data.site === s.site && saved.data.version === out.version)
+      out.cached = { at: out.changes, profile: saved.data };
     return out;
   }
 
@@ -374,15 +394,28 @@ function propertyProfile(path: string, s: PathStats): PropertyProfile | undefine
   const displayUnit = top(s.srcUnits);
   const dimension = top(s.dimensions);
   if (kindOf === 'number' || kindOf === 'date') {
-    // every value once per occurrence, for quantiles
-    const values: number[] = [];
+    // the distinct values ascending with their counts (each counted at most 10,000 times), for
+    // quantiles: listing every occurrence and sorting it took ~0.9 s over a 300k-item site
+    const distinct: number[] = [];
+    const occurrences: number[] = [];
     let integer = true;
     for (const [v, n] of s.numEntries()) {
       if (!Number.isInteger(v)) integer = false;
-      for (let i = 0; i < Math.min(n, 10_000); i++) values.push(v);
+      if (n <= 0) continue;
+      distinct.push(v);
+      occurrences.push(Math.min(n, 10_000));
     }
-    if (values.length === 0) return undefined;
-    values.sort((a, b) => a - b);
+    if (distinct.length === 0) return undefined;
+    const m = distinct.length;
+    const index = new Uint32Array(m);
+    for (let i = 0; i < m; i++) index[i] = i;
+    const order = sortByKeys(index, Float64Array.from(distinct));
+    const values = new Float64Array(m);
+    const counts = new Uint32Array(m);
+    for (let i = 0; i < m; i++) {
+      values[i] = distinct[order[i]!]!;
+      counts[i] = occurrences[order[i]!]!;
+    }
     return {
       ...base,
       kind: kindOf,
@@ -390,8 +423,8 @@ function propertyProfile(path: string, s: PathStats): PropertyProfile | undefine
       ...(displayUnit ? { displayUnit } : {}),
       ...(dimension ? { dimension } : {}),
       min: values[0]!,
-      max: values.at(-1)!,
-      quantiles: quantilesOf(values)!,
+      max: values[values.length - 1]!,
+      quantiles: quantilesOfCounted(values, counts)!,
       integer,
       distinct: s.distinctNums,
     };

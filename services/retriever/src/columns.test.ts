@@ -229,7 +229,23 @@ describe('FactColumns', () => {
     const n = loaded.column('n');
     expect(n.order[n.order.length - 1]).toBe(2_000);
     expect(n.nums[n.nums.length - 1]).toBe(1e9);
+    // a number below all the saved ones sorts first once the column changes
+    loaded.add(2_001, new Map([['n', [fact('n', { num: -5 })]]]));
+    expect(loaded.column('n').order[0]).toBe(2_001);
+    expect(loaded.column('n').nums[0]).toBe(-5);
     expect(() => FactColumns.load(Buffer.from('broken'))).toThrow();
+  });
+
+  it("opens sorted: a column read back is the file's arrays as written, not sorted again", () => {
+    const cols = new FactColumns();
+    for (let doc = 0; doc < 50; doc++) cols.add(doc, new Map([['n', [fact('n', { num: (doc * 37) % 11 })]]]));
+    const loaded = FactColumns.load(cols.serialize());
+    const col = loaded.column('n');
+    // one buffer: the aligned copy of the file that load views (a sort would have made new arrays)
+    expect(col.nums.buffer).toBe(col.order.buffer);
+    expect(col.numDocs.buffer).toBe(col.first.buffer);
+    expect(col.nums.buffer).toBe(col.first.buffer);
+    expect([...col.order]).toEqual([...cols.column('n').order]);
   });
 
   it('refuses a file whose header lists do not fit together, saying what is wrong', () => {

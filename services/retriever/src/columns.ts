@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import type { Fact } from '@askbus/understand';
 import { nameKey } from '@askbus/understand';
+import { sortByKeys } from '@askbus/search-core';
 
 /**
  * Every item's facts as columns, one per property path, kept as the items are indexed (no item
  * is looked at again to answer a constraint or an order):
  *
  * - the documents of each value (by nameKey), for value constraints;
- * - every number with its document (sorted on first use after a change), for ranges;
+ * - every number with its document (sorted on first use after a change, and when saved), for ranges;
  * - each document's first number (what orders and derived quantities use, as targetValue does)
  *   and the documents sorted by it, for superlatives.
  *
@@ -41,7 +42,8 @@ export function docsOf(v: ValueDocs | undefined): ArrayLike<number> & Iterable<n
   return v === undefined ? [] : typeof v === 'number' ? [v] : v;
 }
 
-const FORMAT = 1;
+/** 2: each column saved sorted, with its order by first number. */
+const FORMAT = 2;
 const EMPTY: FactColumn = {
   values: new Map(),
   nums: new Float64Array(0),
@@ -79,6 +81,23 @@ class Builder {
   restoreValues(keys: string[], lengths: number[], docs: Uint32Array): void {
     this.valueMap = undefined;
     this.saved = { keys, lengths, docs };
+  }
+
+  /**
+   * The column as `serialize` wrote it (numbers ascending with their documents, and the order by
+   * first number): no sort until the column changes.
+   */
+  restoreView(order: Uint32Array): void {
+    const values = (): Map<string, ValueDocs> => this.values;
+    this.view = {
+      get values() {
+        return values();
+      },
+      nums: this.nums,
+      numDocs: this.numDocs,
+      first: this.first,
+      order,
+    };
   }
 
   /** The saved lists as they are, or the map's: keys, counts, documents. */
@@ -139,17 +158,16 @@ class Builder {
     if (this.view) return this.view;
     const values = (): Map<string, ValueDocs> => this.values;
     const n = this.count;
-    const perm = new Uint32Array(n);
-    for (let i = 0; i < n; i++) perm[i] = i;
+    const ascending = new Uint32Array(n);
+    for (let i = 0; i < n; i++) ascending[i] = i;
     const nums = this.nums;
-    perm.sort((a, b) => nums[a]! - nums[b]! || a - b);
+    const perm = sortByKeys(ascending, nums);
     const first = this.first;
     let withFirst = 0;
     for (let d = 0; d < first.length; d++) if (!Number.isNaN(first[d]!)) withFirst++;
     const order = new Uint32Array(withFirst);
     let at = 0;
     for (let d = 0; d < first.length; d++) if (!Number.isNaN(first[d]!)) order[at++] = d;
-    order.sort((a, b) => first[a]! - first[b]! || a - b);
     this.view = {
       // read when a value constraint asks (a name column's map of 300k values is seldom wanted)
       get values() {
@@ -158,7 +176,7 @@ class Builder {
       nums: Float64Array.from(perm, (i) => nums[i]!),
       numDocs: Uint32Array.from(perm, (i) => this.numDocs[i]!),
       first,
-      order,
+      order: sortByKeys(order, first),
     };
     return this.view;
   }
@@ -189,7 +207,11 @@ export class FactColumns {
     return [...this.builders.keys()];
   }
 
-  /** The columns as bytes: `load` reads them back. */
+  /**
+   * The columns as bytes: `load` reads them back. Each column is written sorted (its numbers
+   * ascending, its documents by first number), so an index opened again answers ranges and
+   * superlatives without sorting first.
+   */
   serialize(): Buffer {
     const paths: z.infer<typeof Header>['paths'] = [];
     const parts: Buffer[] = [];
@@ -197,14 +219,13 @@ export class FactColumns {
       Buffer.from(x.buffer, x.byteOffset, x.byteLength);
     for (const [path, b] of this.builders) {
       const { keys, lengths, docs } = b.valueLists();
-      const nums = b.nums.subarray(0, b.count);
-      const numDocs = b.numDocs.subarray(0, b.count);
+      const { nums, numDocs, order } = b.column();
       // not the room grown for more documents, nor the documents after the last with a number
       const first = b.firstTrimmed();
-      paths.push({ path, keys, lengths, numbers: b.count, first: first.length });
+      paths.push({ path, keys, lengths, numbers: b.count, first: first.length, ordered: order.length });
       // the Float64 sections first: every section starts 8-aligned
-      parts.push(typed(nums), typed(first), typed(numDocs), typed(docs));
-      if ((numDocs.byteLength + docs.byteLength) % 8) parts.push(Buffer.alloc(4));
+      parts.push(typed(nums), typed(first), typed(numDocs), typed(order), typed(docs));
+      if ((numDocs.byteLength + order.byteLength + docs.byteLength) % 8) parts.push(Buffer.alloc(4));
     }
     const header = Buffer.from(JSON.stringify({ format: FORMAT, paths }));
     const head = Buffer.alloc(8);
@@ -238,9 +259,11 @@ export class FactColumns {
       b.first = take(p.first, 8, (d, o, n) => new Float64Array(d, o, n));
       b.numDocs = take(p.numbers, 4, (d, o, n) => new Uint32Array(d, o, n));
       b.count = p.numbers;
+      const order = take(p.ordered, 4, (d, o, n) => new Uint32Array(d, o, n));
       const docs = take(total, 4, (d, o, n) => new Uint32Array(d, o, n));
-      if ((p.numbers * 4 + total * 4) % 8) at += 4;
+      if ((p.numbers * 4 + p.ordered * 4 + total * 4) % 8) at += 4;
       b.restoreValues(p.keys, p.lengths, docs);
+      b.restoreView(order);
       out.builders.set(p.path, b);
     }
     if (at !== data.byteLength) throw new Error('fact columns are damaged');
@@ -258,6 +281,7 @@ const Header = z.object({
       lengths: z.custom<number[]>((v) => Array.isArray(v), 'lengths must be a list'),
       numbers: z.number().int().nonnegative(),
       first: z.number().int().nonnegative(),
+      ordered: z.number().int().nonnegative(),
     }),
   ),
 });

@@ -32,10 +32,11 @@ export type SegmentInfo = z.infer<typeof SegmentInfo>;
 /**
  * The index files' own layout: 3 added the fact columns and the catalog (profiles, names,
  * vocabulary), so reopening reads them instead of analysing every item again; 4 saves the names
- * as a binary section of columns (document numbers, not URLs) instead of JSON. Index files of
- * another layout (or none given: older ones) are rebuilt from the segments, never misread.
+ * as a binary section of columns (document numbers, not URLs) instead of JSON; 5 saves each fact
+ * column sorted, with its documents' order by first number. Index files of another layout (or
+ * none given: older ones) are rebuilt from the segments, never misread.
  */
-export const INDEX_FILES_FORMAT = 4;
+export const INDEX_FILES_FORMAT = 5;
 
 export const IndexFiles = z.object({
   generation: z.number().int().nonnegative(),
