@@ -1446,6 +1446,28 @@ export class ColumnSelection implements Selection {
     return doc !== undefined && this.docs.has(doc) ? this.src.item(doc) : undefined;
   }
 
+  firstByUrl(n: number, skip: ReadonlySet<string>): string[] {
+    // kept sorted and bounded: once it holds n, most URLs sort after its last and cost one comparison
+    const first: string[] = [];
+    if (n < 1) return first;
+    const docs = this.docs.toArray();
+    for (let i = 0; i < docs.length; i++) {
+      const url = this.src.url(docs[i]!);
+      if (first.length === n && url >= first[n - 1]!) continue;
+      if (skip.has(url)) continue;
+      let lo = 0;
+      let hi = first.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (first[mid]! < url) lo = mid + 1;
+        else hi = mid;
+      }
+      first.splice(lo, 0, url);
+      if (first.length > n) first.pop();
+    }
+    return first;
+  }
+
   fits(orders: readonly Order[], only?: readonly string[]): { urls: string[]; fits: Float64Array } {
     const readers = orders.map((o) => targetReader(o.target, this.src));
     const docs = only

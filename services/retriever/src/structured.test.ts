@@ -6,7 +6,7 @@ import { contracts, Understanding, type StoredItem } from '@askbus/contracts';
 import { loadDemoSites } from '@askbus/demo-data';
 import { testBus, testNats } from '@askbus/bus/testing';
 import { penguinItems, testSite } from '@askbus/understand/testing';
-import { IndexStore } from './index-store';
+import { ColumnSelection, IndexStore } from './index-store';
 import { serveRetriever } from './index';
 
 /**
@@ -143,6 +143,50 @@ describe('search with an understanding', () => {
     const heaviest = Math.max(...dream.map(mass));
     expect(mass(items[0]!)).toBe(heaviest);
     expect(items.map(mass)).toEqual([...items.map(mass)].sort((a, b) => b - a));
+  });
+
+  it('ranks a question without orders as when every passing item was listed with its fit', async () => {
+    // the reference: structuredSearch without the selection's firstByUrl lists every passing item
+    const search = (site: 'movies' | 'cars', q: string, numResults: number) => {
+      const u = understood(site, q);
+      return store.searchWithOutcome({ query: u.text, site: [site], numResults, understanding: u });
+    };
+    const firstByUrl = ColumnSelection.prototype.firstByUrl;
+    const unranked: number[] = [];
+    const spy = function (this: ColumnSelection, n: number, skip: ReadonlySet<string>) {
+      const out = firstByUrl.call(this, n, skip);
+      unranked.push(out.length);
+      return out;
+    };
+    const questions: Array<['movies' | 'cars', string]> = [
+      ['movies', 'comedies from the 90s'],
+      ['movies', 'dramas'],
+      ['movies', 'movies from 1994'],
+      ['cars', 'japanese cars'],
+      ['cars', 'cars from the 70s'],
+      ['cars', 'four-cylinder cars'],
+      // words that rank none of the passing items: every result is one of the first by URL
+      ['cars', 'cars from the 70s with a sunroof'],
+      ['movies', 'dramas about chess'],
+      ['cars', 'japanese cars with leather seats'],
+    ];
+    for (const [site, q] of questions) {
+      expect(understood(site, q).orders).toEqual([]);
+      expect(understood(site, q).constraints.length).toBeGreaterThan(0);
+      for (const n of [3, 20, 300]) {
+        ColumnSelection.prototype.firstByUrl = spy;
+        const fast = await search(site, q, n);
+        (ColumnSelection.prototype as { firstByUrl?: unknown }).firstByUrl = undefined;
+        const listed = await search(site, q, n);
+        ColumnSelection.prototype.firstByUrl = firstByUrl;
+        expect(fast.items.map((i) => [i.url, i.retrievalScore])).toEqual(
+          listed.items.map((i) => [i.url, i.retrievalScore]),
+        );
+        expect(fast.outcome).toEqual(listed.outcome);
+      }
+    }
+    // some of them were filled by items the words did not rank
+    expect(unranked.some((k) => k > 0)).toBe(true);
   });
 
   it('answers "90s" on the release date, not on vote counts', async () => {
