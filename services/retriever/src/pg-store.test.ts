@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDemoSites } from '@askbus/demo-data';
-import { PgStore, SqlBuilder, termsOf } from './pg-store';
+import { batchBounds, PgStore, SqlBuilder, termsOf } from './pg-store';
 import { startPgliteServer } from './testing';
 import { StoreInputError } from './index-store';
 import { serveRetriever } from './index';
@@ -48,6 +48,36 @@ describe('termsOf', () => {
         'director*',
       ].sort(),
     );
+  });
+});
+
+describe('batchBounds', () => {
+  it('covers every row in order, the first and last batches small and none over the full size', () => {
+    expect(batchBounds(0)).toEqual([]);
+    expect(batchBounds(80)).toEqual([[0, 80]]);
+    expect(batchBounds(150)).toEqual([
+      [0, 100],
+      [100, 150],
+    ]);
+    expect(batchBounds(700)).toEqual([
+      [0, 100],
+      [100, 600],
+      [600, 700],
+    ]);
+    for (let n = 1; n <= 2_000; n += 37) {
+      const bounds = batchBounds(n);
+      expect(bounds[0]![0]).toBe(0);
+      expect(bounds.at(-1)![1]).toBe(n);
+      bounds.forEach(([from, to], i) => {
+        expect(to).toBeGreaterThan(from);
+        expect(to - from).toBeLessThanOrEqual(500);
+        if (i > 0) expect(from).toBe(bounds[i - 1]![1]);
+      });
+      if (bounds.length > 1) {
+        expect(bounds[0]![1]).toBe(100);
+        expect(n - bounds.at(-1)![0]).toBeLessThanOrEqual(100);
+      }
+    }
   });
 });
 
@@ -575,16 +605,16 @@ for (const target of targets) {
       const own = `${table}_partial`;
       const s = await PgStore.open({ connectionString: server.url, table: own, maxConnections: 2 });
       try {
-        // the 600th item cannot be stored (jsonb takes no \u0000): the first batch of 500 is
-        // committed, the second fails
+        // the 600th item cannot be stored (jsonb takes no \u0000): of the batches (batchBounds)
+        // 0-100, 100-600 and 600-700 the first two are committed, the third fails
         const some = allMovies
           .slice(0, 700)
           .map((m, i) =>
             i === 600 ? { ...m, schema_object: { ...m.schema_object, description: 'a\u0000b' } } : m,
           );
         await expect(s.upsert('movies', some)).rejects.toThrow();
-        expect(await s.count()).toBe(500);
-        expect(s.profiles(['movies'])[0]).toMatchObject({ itemCount: 500 });
+        expect(await s.count()).toBe(600);
+        expect(s.profiles(['movies'])[0]).toMatchObject({ itemCount: 600 });
         const committed = some[10]!;
         const lost = some[650]!;
         expect(s.findNames(committed.name, ['movies']).flatMap((n) => n.items.map((i) => i.url))).toContain(
@@ -593,7 +623,7 @@ for (const target of targets) {
         expect(s.findNames(lost.name, ['movies']).flatMap((n) => n.items.map((i) => i.url))).not.toContain(
           lost.url,
         );
-        expect(s.vocabulary.documents).toBe(500);
+        expect(s.vocabulary.documents).toBe(600);
       } finally {
         await dropTables(own);
         await s.close();
