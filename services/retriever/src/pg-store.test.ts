@@ -91,7 +91,7 @@ for (const target of targets) {
     const dropTables = async (...names: string[]): Promise<void> => {
       const c = new pg.Client({ connectionString: server.url });
       await c.connect();
-      await c.query(`DROP TABLE IF EXISTS ${names.join(', ')}`);
+      await c.query(`DROP TABLE IF EXISTS ${names.flatMap((n) => [n, `${n}_numbers`]).join(', ')}`);
       await c.end();
     };
 
@@ -310,7 +310,62 @@ for (const target of targets) {
                 r.rows.map((x) => x.url),
                 k.text,
               ).toEqual(expected.sort());
+              // the same rows by the numbers table's index
+              const bn = new SqlBuilder([], `${own}_numbers`);
+              const byNumbers = bn.conditions([k]);
+              if (Number.isFinite(min ?? 0)) expect(byNumbers.join()).toContain(`${own}_numbers`);
+              const rn = await c.query<{ url: string }>(
+                `SELECT url FROM ${own} WHERE ${byNumbers.join(' AND ')} ORDER BY url`,
+                bn.params,
+              );
+              expect(
+                rn.rows.map((x) => x.url),
+                `${k.text} (numbers)`,
+              ).toEqual(expected);
             }
+          // two ranges at once: one intersection of the numbers' URLs; beside a value constraint
+          // the terms index finds, the ranges stay tests of the facts
+          const range = (path: string, min: number, max: number): Constraint => ({
+            kind: 'range',
+            target: { path },
+            min,
+            max,
+            minInclusive: true,
+            maxInclusive: true,
+            phrase: '',
+            text: `${path} ${min}..${max}`,
+            confidence: 1,
+          });
+          const within = (n: number, path: string, min: number, max: number) =>
+            (facts[n]![path] ?? []).some((x) => typeof x === 'number' && x >= min && x <= max);
+          const pair = [range('dot.ted key', 2, 6), range('we"ird\\key', 0, 10)];
+          const pairBuilder = new SqlBuilder([], `${own}_numbers`);
+          const pairWhere = pairBuilder.conditions(pair);
+          expect(pairWhere).toHaveLength(1);
+          expect(pairWhere[0]).toContain('INTERSECT');
+          const pairRows = await c.query<{ url: string }>(
+            `SELECT url FROM ${own} WHERE ${pairWhere.join(' AND ')} ORDER BY url`,
+            pairBuilder.params,
+          );
+          expect(pairRows.rows.map((x) => x.url)).toEqual(
+            items
+              .filter((_, n) => within(n, 'dot.ted key', 2, 6) && within(n, 'we"ird\\key', 0, 10))
+              .map((i) => i.url)
+              .sort(),
+          );
+          const named: Constraint = {
+            kind: 'value',
+            path: 'plain',
+            values: ['text'],
+            contains: [],
+            negated: false,
+            phrase: '',
+            text: 'plain text',
+            confidence: 1,
+          };
+          const mixed = new SqlBuilder([], `${own}_numbers`).conditions([named, ...pair]);
+          expect(mixed.join(' AND ')).not.toContain(`${own}_numbers`);
+
           // derived quantities of two paths' first numbers (NULL, so failing, when either is not a number)
           const first = (n: number, path: string): number | undefined => {
             const v = facts[n]![path]?.[0];
@@ -627,6 +682,94 @@ for (const target of targets) {
       } finally {
         await dropTables(own);
         await s.close();
+      }
+    }, 120_000);
+
+    it('keeps a numbers table of every fact number through bulk and row writes, replacements, deletes and a lost index, and walks it for a superlative', async (ctx) => {
+      if (skip) ctx.skip();
+      const own = `${table}_numbers_kept`;
+      const pool = new pg.Pool({ connectionString: server.url, max: 2 });
+      const statements: string[] = [];
+      const query = pool.query.bind(pool) as (...a: unknown[]) => Promise<unknown>;
+      (pool as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = (...a: unknown[]) => {
+        const text = typeof a[0] === 'string' ? a[0] : (a[0] as { text: string }).text;
+        statements.push(text);
+        return query(...a);
+      };
+      let s = await PgStore.open({ pool, table: own });
+      /** The numbers the table should hold: each number of each row's facts, with its place. */
+      const expected = (items: StoredItem[]): string[] =>
+        items
+          .flatMap((i) =>
+            Object.entries(compactFacts(extractFacts(i.schema_object))).flatMap(([path, values]) =>
+              values.flatMap((v, pos) =>
+                typeof v === 'number' ? [`${i.url} ${i.site} ${path} ${pos} ${v}`] : [],
+              ),
+            ),
+          )
+          .sort();
+      const held = async (): Promise<string[]> =>
+        (
+          await pool.query<{ url: string; site: string; path: string; pos: number; value: number }>(
+            `SELECT url, site, path, pos, value FROM ${own}_numbers`,
+          )
+        ).rows
+          .map((r) => `${r.url} ${r.site} ${r.path} ${r.pos} ${r.value}`)
+          .sort();
+      try {
+        const some = allMovies.slice(0, 1_300);
+        // a bulk load: the numbers made from every row at persist
+        await s.upsert('movies', some.slice(0, 1_100));
+        await s.persist();
+        expect(await held()).toEqual(expected(some.slice(0, 1_100)));
+        // rows written one batch at a time keep theirs, a replaced row its new ones only
+        const changed = {
+          ...some[0]!,
+          schema_object: { ...some[0]!.schema_object, duration: 'PT1H1M', weight: [3, 'x', 7] },
+        };
+        await s.upsert('movies', some.slice(1_100));
+        await s.upsert('movies', [changed]);
+        const fewCars = cars.slice(0, 20);
+        await s.upsert('cars', fewCars);
+        const now = [changed, ...some.slice(1), ...fewCars];
+        expect(await held()).toEqual(expected(now));
+        await s.deleteSite('cars');
+        expect(await held()).toEqual(expected(now.slice(0, 1_300)));
+
+        // the superlatives over the whole site walk the numbers' index, and find what a scan does
+        for (const [q, path] of [
+          ['the highest rated movies', 'aggregateRating'],
+          ['the shortest movies', 'duration'],
+        ] as const) {
+          const u = testSite('movies').ask(q);
+          expect(u.orders[0]).toMatchObject({ strength: 'sort', target: { path } });
+          statements.length = 0;
+          const r = await s.searchWithOutcome({
+            query: u.text,
+            site: ['movies'],
+            numResults: 10,
+            understanding: u,
+          });
+          expect(statements.some((t) => t.includes(`${own}_numbers n JOIN`))).toBe(true);
+          const first = (i: StoredItem) => compactFacts(extractFacts(i.schema_object))[path]?.[0];
+          const values = now
+            .slice(0, 1_300)
+            .map(first)
+            .filter((v): v is number => typeof v === 'number')
+            .sort((x, y) => (u.orders[0]!.direction === 'desc' ? y - x : x - y));
+          expect(r.items.map(first), q).toEqual(values.slice(0, 10));
+        }
+
+        // an index lost (a crash in a bulk load) is made again, with the numbers, on open
+        await s.close();
+        await pool.query(`DELETE FROM ${own}_numbers WHERE path = 'duration'`);
+        await pool.query(`DROP INDEX ${own}_numbers_path`);
+        s = await PgStore.open({ pool, table: own });
+        expect(await held()).toEqual(expected(now.slice(0, 1_300)));
+      } finally {
+        await dropTables(own);
+        await s.close();
+        await pool.end();
       }
     }, 120_000);
 
