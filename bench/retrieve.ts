@@ -6,7 +6,9 @@
  * process, until 2026-12-05 in memory), then
  * 20 questions — plain ones and ones with years, ranges and superlatives, each with the
  * understanding the router would send — straight through each store's searchWithOutcome.
- * Each (size, backend) runs in a child process of its own, so its RSS is its own.
+ * Each (size, backend) runs in a child process of its own, so its RSS is its own. A pg run also
+ * asks the questions of a second store on the same database that searches without the numbers
+ * table (`searchByNumbers: false`), rounds interleaved, for the two side by side.
  *
  *   npm run bench:retrieve                      (sizes 3000,30000; backends embedded,pg)
  *   npm run bench:retrieve -- --sizes 3000,30000,300000 --backends embedded
@@ -112,6 +114,11 @@ const ChildResult = z.object({
   perQuery: z.array(
     z.object({ query: z.string(), p50Ms: z.number(), results: z.number(), top: z.array(z.string()) }),
   ),
+  /**
+   * pg only: the same database searched as before the numbers table (PgStore `searchByNumbers`
+   * false: ranges and sorts over every row's facts), its rounds interleaved with the store's.
+   */
+  byFacts: z.object({ p50Ms: z.number(), p99Ms: z.number(), perQueryP50Ms: z.array(z.number()) }).optional(),
 });
 type ChildResult = z.infer<typeof ChildResult>;
 
@@ -142,6 +149,8 @@ interface Opened {
   diskBytes(): Promise<number>;
   /** pg: the peak RSS of the database process (PGlite), added to this process's. */
   serverRssBytes?(): Promise<number>;
+  /** pg: a second store on the same database that searches without the numbers table. */
+  openByFacts?(): Promise<RetrieverStore & { close(): Promise<void> }>;
   close(): Promise<void>;
 }
 
@@ -176,6 +185,7 @@ async function openBackend(backend: Backend): Promise<Opened> {
       }
     },
     serverRssBytes: () => server.peakRss(),
+    openByFacts: () => PgStore.open({ connectionString: url, maxConnections: 2, searchByNumbers: false }),
     close: async () => {
       await store.close();
       await server.stop();
@@ -251,7 +261,7 @@ async function servePg(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'askbus-bench-pg-'));
   const db = await PGlite.create({ dataDir, extensions: { vector } });
   const port = await freePort();
-  const server = new PGLiteSocketServer({ db, port, host: '127.0.0.1', maxConnections: 4 });
+  const server = new PGLiteSocketServer({ db, port, host: '127.0.0.1', maxConnections: 6 }); // the store's 4 and the facts store's 2
   await server.start();
   process.stdout.write(`PORT ${port}\n`);
   let input = '';
@@ -284,10 +294,11 @@ async function runOne(backend: Backend, size: number, rounds: number): Promise<C
     const insertSeconds = (performance.now() - t0) / 1000;
     await opened.store.persist();
     const loadSeconds = (performance.now() - t0) / 1000;
-    const ask = async (i: number) => {
+    const byFacts = await opened.openByFacts?.();
+    const ask = async (i: number, store: RetrieverStore = opened.store) => {
       const q = QUERIES[i]!;
       const t = performance.now();
-      const r = await opened.store.searchWithOutcome({
+      const r = await store.searchWithOutcome({
         query: q.query,
         site: [q.site],
         numResults: 50,
@@ -297,9 +308,17 @@ async function runOne(backend: Backend, size: number, rounds: number): Promise<C
     };
     const first: Awaited<ReturnType<typeof ask>>[] = [];
     for (let i = 0; i < QUERIES.length; i++) first.push(await ask(i)); // warm-up, and the results
+    if (byFacts) for (let i = 0; i < QUERIES.length; i++) await ask(i, byFacts);
     const samples: number[][] = QUERIES.map(() => []);
+    const factSamples: number[][] = QUERIES.map(() => []);
     for (let r = 0; r < rounds; r++)
-      for (let i = 0; i < QUERIES.length; i++) samples[i]!.push((await ask(i)).ms);
+      for (let i = 0; i < QUERIES.length; i++) {
+        // with a second store, each first in turn
+        if (byFacts && r % 2 === 1) factSamples[i]!.push((await ask(i, byFacts)).ms);
+        samples[i]!.push((await ask(i)).ms);
+        if (byFacts && r % 2 === 0) factSamples[i]!.push((await ask(i, byFacts)).ms);
+      }
+    await byFacts?.close();
     const all = samples.flat();
     const diskBytes = await opened.diskBytes();
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
@@ -328,6 +347,15 @@ async function runOne(backend: Backend, size: number, rounds: number): Promise<C
         results: first[i]!.items.length,
         top: first[i]!.items.slice(0, 10).map((x) => x.url),
       })),
+      ...(byFacts
+        ? {
+            byFacts: {
+              p50Ms: percentile(factSamples.flat(), 50),
+              p99Ms: percentile(factSamples.flat(), 99),
+              perQueryP50Ms: factSamples.map((xs) => percentile(xs, 50)),
+            },
+          }
+        : {}),
     };
   } finally {
     clearInterval(sampler);
@@ -487,6 +515,23 @@ function report(results: ChildResult[], runRounds: number): string {
       ...pairs.map(
         ({ size, e, p }) =>
           `| ${size} | ${(p.p50Ms / e.p50Ms).toFixed(2)}× | ${(p.p99Ms / e.p99Ms).toFixed(2)}× | ${(p.loadItemsPerSecond / e.loadItemsPerSecond).toFixed(2)}× | ${(p.diskBytes / e.diskBytes).toFixed(2)}× | ${(p.rssBytes / e.rssBytes).toFixed(2)}× | ${(overlap(e, p) * 100).toFixed(0)}% |`,
+      ),
+    );
+  }
+  const compared = results.filter((r) => r.byFacts);
+  if (compared.length) {
+    lines.push(
+      '',
+      '## pg: by the numbers table ÷ by the facts',
+      '',
+      'The same database in the same run, rounds interleaved: the store as it searches (ranges and superlatives by the numbers table) and a second store on it with `searchByNumbers: false` (every row of the site tested and ordered by its facts, as before the table). p50 ms.',
+      '',
+      `| question | ${compared.map((r) => `facts ${r.size} | numbers ${r.size} | ratio`).join(' | ')} |`,
+      `| --- | ${compared.map(() => '---: | ---: | ---:').join(' | ')} |`,
+      `| all: p50 / p99 | ${compared.map((r) => `${ms(r.byFacts!.p50Ms)} / ${ms(r.byFacts!.p99Ms)} | ${ms(r.p50Ms)} / ${ms(r.p99Ms)} | ${(r.byFacts!.p50Ms / r.p50Ms).toFixed(2)}× / ${(r.byFacts!.p99Ms / r.p99Ms).toFixed(2)}×`).join(' | ')} |`,
+      ...QUERIES.map(
+        (q, i) =>
+          `| ${q.query} | ${compared.map((r) => `${ms(r.byFacts!.perQueryP50Ms[i]!)} | ${ms(r.perQuery[i]!.p50Ms)} | ${(r.byFacts!.perQueryP50Ms[i]! / r.perQuery[i]!.p50Ms).toFixed(2)}×`).join(' | ')} |`,
       ),
     );
   }

@@ -27,6 +27,11 @@ export interface PgStoreOptions {
   embedder?: EmbeddingProvider | ((vocabulary: Vocabulary) => EmbeddingProvider);
   /** Connections in the pool it creates (default 4). */
   maxConnections?: number;
+  /**
+   * false: searches test every row's facts for ranges and sort over them, as before the numbers
+   * table (which is still kept); for comparing the two side by side (default true).
+   */
+  searchByNumbers?: boolean;
 }
 
 const RRF_K = 60;
@@ -358,6 +363,7 @@ export class PgStore {
    * the indexes it deferred, and its (path, value) index exists only once it is complete.
    */
   private readonly numbers: string;
+  private readonly searchByNumbers: boolean;
   /** Each site's profile and the names index, learned from the rows on open and kept by this store's writes. */
   readonly catalog = new SiteCatalog(false);
   /** pgvector 0.8 or later: filtered HNSW scans go on until their LIMIT is filled. */
@@ -385,6 +391,7 @@ export class PgStore {
     this.table = opts.table ?? 'askbus_items';
     if (!/^[a-z_][a-z0-9_]*$/.test(this.table)) throw new Error(`bad table name "${this.table}"`);
     this.numbers = `${this.table}_numbers`;
+    this.searchByNumbers = opts.searchByNumbers ?? true;
     this.ownPool = !opts.pool;
     this.pool =
       opts.pool ?? new pg.Pool({ connectionString: opts.connectionString, max: opts.maxConnections ?? 4 });
@@ -844,7 +851,10 @@ export class PgStore {
     let constraints = [...u.constraints];
     const relaxed: string[] = [];
     for (;;) {
-      const where = new SqlBuilder([sites, types.length ? types : null], this.numbers);
+      const where = new SqlBuilder(
+        [sites, types.length ? types : null],
+        this.searchByNumbers ? this.numbers : undefined,
+      );
       const conds = [
         `($1::text[] IS NULL OR site = ANY($1))`,
         `($2::text[] IS NULL OR type = ANY($2))`,
@@ -940,7 +950,7 @@ export class PgStore {
     depth: string,
   ): { top: string; params: unknown[] } | undefined {
     const sort = u.orders.find((o) => o.strength === 'sort');
-    if (!sort || !('path' in sort.target)) return undefined;
+    if (!this.searchByNumbers || !sort || !('path' in sort.target)) return undefined;
     // the scan's parameters and one more (the scan does not name the path as text alone)
     const params = [...where.params, sort.target.path];
     return {
