@@ -184,12 +184,13 @@ const numbersOf = (source: string): string =>
           jsonb_array_elements(CASE WHEN jsonb_typeof(f.value) = 'array' THEN f.value ELSE jsonb_build_array(f.value) END) WITH ORDINALITY e(v, ord)
     WHERE jsonb_typeof(e.v) = 'number'`;
 
+/** A range on a path (not a derived quantity). */
+type RangeOnPath = Extract<Constraint, { kind: 'range' }> & { target: { path: string } };
+
 /**
  * Constraints and orders of an understanding as SQL over the `facts` jsonb column (path → an
  * array of numbers or strings), with their values as parameters.
  */
-type RangeOnPath = Extract<Constraint, { kind: 'range' }> & { target: { path: string } };
-
 export class SqlBuilder {
   /**
    * `numbers`: the table of each row's numbers (PgStore's numbers table), when there is one: see
