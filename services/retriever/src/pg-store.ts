@@ -184,8 +184,12 @@ const numbersOf = (source: string): string =>
           jsonb_array_elements(CASE WHEN jsonb_typeof(f.value) = 'array' THEN f.value ELSE jsonb_build_array(f.value) END) WITH ORDINALITY e(v, ord)
     WHERE jsonb_typeof(e.v) = 'number'`;
 
+type RangeConstraint = Extract<Constraint, { kind: 'range' }>;
 /** A range on a path (not a derived quantity). */
-type RangeOnPath = Extract<Constraint, { kind: 'range' }> & { target: { path: string } };
+type RangeOnPath = RangeConstraint & { target: { path: string } };
+/** Neither bound infinite (a bound left out is open). */
+const hasFiniteBounds = (k: RangeConstraint): boolean =>
+  [k.min, k.max].every((b) => b === undefined || Number.isFinite(b));
 
 /**
  * Constraints and orders of an understanding as SQL over the `facts` jsonb column (path → an
@@ -234,23 +238,27 @@ export class SqlBuilder {
     const byNumbers = (k: Constraint): k is RangeOnPath =>
       k.kind === 'range' &&
       'path' in k.target &&
-      [k.min, k.max].every((b) => b === undefined || Number.isFinite(b)) &&
+      hasFiniteBounds(k) &&
       (k.min !== undefined || k.max !== undefined);
     const numbered = this.numbers && !ks.some((k) => this.findsByTerms(k)) ? ks.filter(byNumbers) : [];
     const taken = new Set<Constraint>(numbered);
     const out = ks.filter((k) => !taken.has(k)).map((k) => this.constraint(k));
     if (numbered.length) {
-      const sets = numbered.map((k) => {
-        const within = [
-          `n.path = ${this.param(k.target.path)}`,
-          ...(k.min === undefined ? [] : [`n.value ${k.minInclusive ? '>=' : '>'} ${this.param(k.min)}`]),
-          ...(k.max === undefined ? [] : [`n.value ${k.maxInclusive ? '<=' : '<'} ${this.param(k.max)}`]),
-        ];
-        return `SELECT n.url FROM ${this.numbers} n WHERE ${within.join(' AND ')}`;
-      });
+      const sets = numbered.map(
+        (k) =>
+          `SELECT n.url FROM ${this.numbers} n WHERE n.path = ${this.param(k.target.path)} AND ${this.bounds(k, 'n.value')}`,
+      );
       out.push(`url IN (${sets.join(' INTERSECT ')})`);
     }
     return out;
+  }
+
+  /** `v` within a range's bounds, its bounds as parameters (TRUE when it has none). */
+  private bounds(k: RangeConstraint, v: string): string {
+    const out: string[] = [];
+    if (k.min !== undefined) out.push(`${v} ${k.minInclusive ? '>=' : '>'} ${this.param(k.min)}`);
+    if (k.max !== undefined) out.push(`${v} ${k.maxInclusive ? '<=' : '<'} ${this.param(k.max)}`);
+    return out.length ? out.join(' AND ') : 'TRUE';
   }
 
   /** A value constraint whose rows the GIN index of `terms` finds (see `constraint`). */
@@ -263,13 +271,8 @@ export class SqlBuilder {
   /** A constraint as a condition; `indexed` false leaves out the terms test (for tests). */
   constraint(k: Constraint, indexed = true): string {
     if (k.kind === 'range') {
-      const bounds = (v: string): string => {
-        const out: string[] = [];
-        if (k.min !== undefined) out.push(`${v} ${k.minInclusive ? '>=' : '>'} ${this.param(k.min)}`);
-        if (k.max !== undefined) out.push(`${v} ${k.maxInclusive ? '<=' : '<'} ${this.param(k.max)}`);
-        return out.length ? out.join(' AND ') : 'TRUE';
-      };
-      const finite = [k.min, k.max].every((b) => b === undefined || Number.isFinite(b));
+      const bounds = (v: string): string => this.bounds(k, v);
+      const finite = hasFiniteBounds(k);
       // As one jsonpath over the facts (keys quoted as JSON strings, the bounds its variables):
       // less than half the cost of unnesting the array (jsonb_array_elements) at every row of a
       // site, and about half that of the SQL over a derived quantity's first numbers ("movies
