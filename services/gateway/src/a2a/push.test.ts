@@ -173,8 +173,11 @@ describe('push delivery (loopback allowed by the test option)', () => {
       await expect
         .poll(() => hook.received.some((r) => r.body.includes('TASK_STATE_CANCELED')), { timeout: 3_000 })
         .toBe(true);
-      const report = reports.find((r) => r.configId === 'retry');
-      expect(report).toMatchObject({ ok: true, attempts: 3, status: 200 });
+      // the delivery is reported once the sender has read the webhook's answer, which may be
+      // after the webhook has recorded the body
+      await expect
+        .poll(() => reports.find((r) => r.configId === 'retry'), { timeout: 3_000 })
+        .toMatchObject({ ok: true, attempts: 3, status: 200 });
     } finally {
       await hook.close();
     }
