@@ -773,6 +773,83 @@ for (const target of targets) {
       }
     }, 120_000);
 
+    it('answers ranges on numbers ordered by numbers from the numbers table alone: the rows, order and count the facts give', async (ctx) => {
+      if (skip) ctx.skip();
+      const own = `${table}_numbers_top`;
+      const pool = new pg.Pool({ connectionString: server.url, max: 2 });
+      const statements: string[] = [];
+      const query = pool.query.bind(pool) as (...a: unknown[]) => Promise<unknown>;
+      (pool as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = (...a: unknown[]) => {
+        statements.push(typeof a[0] === 'string' ? a[0] : (a[0] as { text: string }).text);
+        return query(...a);
+      };
+      const s = await PgStore.open({ pool, table: own });
+      const byFacts = await PgStore.open({
+        connectionString: server.url,
+        table: own,
+        searchByNumbers: false,
+      });
+      try {
+        // some movies of another type in the site: a type filter that tests something
+        const series = allMovies.slice(0, 60).map((m) => ({
+          ...m,
+          url: `${m.url}#series`,
+          '@type': 'TVSeries',
+          schema_object: { ...m.schema_object, '@type': 'TVSeries' },
+        }));
+        await s.upsert('movies', [...allMovies.slice(0, 900), ...series]);
+        await s.upsert('cars', cars);
+        const asked: [string, string, string[]?][] = [
+          ['movies', 'movies that lost money'],
+          ['movies', 'highest grossing movies of 2000'],
+          ['movies', 'the most expensive movies of the 1990s', ['Movie']],
+          ['movies', 'the highest grossing movies of the 1990s', ['TVSeries']],
+          ['movies', 'the longest movies made before 1960'],
+          ['cars', 'heavy 8-cylinder cars from the early 70s'],
+          ['cars', 'the most economical cars from 1980 to 1985'],
+        ];
+        for (const [site, q, types] of asked) {
+          const u = testSite(site as 'movies').ask(q);
+          expect(u.orders.length, q).toBeGreaterThan(0);
+          expect(
+            u.constraints.every((k) => k.kind === 'range'),
+            q,
+          ).toBe(true);
+          const params = {
+            query: u.text,
+            site: [site],
+            numResults: 30,
+            understanding: u,
+            ...(types ? { types } : {}),
+          };
+          statements.length = 0;
+          const got = await s.searchWithOutcome(params);
+          expect(
+            statements.some(
+              (t) =>
+                t.includes('count(*) OVER () AS matched') &&
+                t.includes(`${own}_numbers x0`) &&
+                !t.includes('jsonb_path_exists'),
+            ),
+            q,
+          ).toBe(true);
+          const want = await byFacts.searchWithOutcome(params);
+          expect(got.outcome?.matched, q).toBe(want.outcome?.matched);
+          expect(got.outcome?.matched, q).toBeGreaterThan(0);
+          expect(
+            got.items.map((i) => i.url),
+            q,
+          ).toEqual(want.items.map((i) => i.url));
+          if (types) for (const i of got.items) expect(i['@type'], q).toBe(types[0]);
+        }
+      } finally {
+        await byFacts.close();
+        await dropTables(own);
+        await s.close();
+        await pool.end();
+      }
+    }, 120_000);
+
     it('deletes a site', async (ctx) => {
       if (skip) ctx.skip();
       expect(await store.deleteSite('cars')).toBe(100);
