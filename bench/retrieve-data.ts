@@ -36,6 +36,43 @@ function vary(value: unknown, key: string, factor: number, years: number): unkno
  * constraints and superlatives have work to do at every size.
  */
 export function syntheticItems(count: number): Map<string, StoredItem[]> {
+  const out = new Map<string, StoredItem[]>();
+  for (const item of synthetic(count)) {
+    const list = out.get(item.site) ?? [];
+    list.push(item);
+    out.set(item.site, list);
+  }
+  return out;
+}
+
+/**
+ * The same items as `syntheticItems`, in batches as `askbus load` sends them: one site after the
+ * other, each batch at most `maxBytes` of JSON (the loader's limit), made as they are asked for,
+ * so a load's memory is the store's, not the whole synthetic site held by the bench.
+ */
+export function* syntheticBatches(
+  count: number,
+  maxBytes: number,
+): Generator<{ site: string; items: StoredItem[] }> {
+  // a site at a time, as one `askbus load` per site loads them (the items made again for each)
+  for (const site of ['movies', 'cars']) {
+    let batch: StoredItem[] = [];
+    let bytes = 0;
+    for (const item of synthetic(count)) {
+      if (item.site !== site) continue;
+      const size = JSON.stringify(item).length;
+      if (batch.length && bytes + size > maxBytes) {
+        yield { site, items: batch };
+        [batch, bytes] = [[], 0];
+      }
+      batch.push(item);
+      bytes += size;
+    }
+    if (batch.length) yield { site, items: batch };
+  }
+}
+
+function* synthetic(count: number): Generator<StoredItem> {
   const demo = loadDemoSites().filter((s) => s.site === 'movies' || s.site === 'cars');
   const rnd = seededRandom(22);
   // shuffled (seeded), so any prefix has both sites in their proportion
@@ -44,13 +81,11 @@ export function syntheticItems(count: number): Map<string, StoredItem[]> {
     const j = Math.floor(rnd() * (i + 1));
     [base[i], base[j]] = [base[j]!, base[i]!];
   }
-  const out = new Map<string, StoredItem[]>(demo.map((s) => [s.site, []]));
   for (let n = 0; n < count; n++) {
     const item = base[n % base.length]!;
     const copy = Math.floor(n / base.length);
-    const list = out.get(item.site)!;
     if (copy === 0) {
-      list.push(item);
+      yield item;
       continue;
     }
     const isCar = item.site === 'cars';
@@ -60,7 +95,6 @@ export function syntheticItems(count: number): Map<string, StoredItem[]> {
     const factor = 0.7 + rnd() * 0.6;
     const url = `${item.url}/v${copy}`;
     const schema = vary(item.schema_object, '', factor, years) as Record<string, unknown>;
-    list.push({ ...item, url, name, schema_object: { ...schema, url, name } });
+    yield { ...item, url, name, schema_object: { ...schema, url, name } };
   }
-  return out;
 }

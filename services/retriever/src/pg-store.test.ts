@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDemoSites } from '@askbus/demo-data';
-import { batchBounds, PgStore, SqlBuilder, termsOf } from './pg-store';
+import { batchBounds, PgStore, SqlBuilder, termsOf, writeBounds } from './pg-store';
 import { startPgliteServer } from './testing';
 import { StoreInputError } from './index-store';
 import { serveRetriever } from './index';
@@ -48,6 +48,23 @@ describe('termsOf', () => {
         'director*',
       ].sort(),
     );
+  });
+});
+
+describe('writeBounds', () => {
+  it('gives a loader-sized write (a few hundred rows) edges of an eighth, at least 20 and at most 100', () => {
+    expect(writeBounds(240)).toEqual([
+      [0, 30],
+      [30, 210],
+      [210, 240],
+    ]);
+    expect(writeBounds(100)).toEqual([
+      [0, 20],
+      [20, 80],
+      [80, 100],
+    ]);
+    expect(writeBounds(3_000)).toEqual(batchBounds(3_000));
+    for (const n of [1, 19, 20, 21, 333, 801, 4_321]) expect(writeBounds(n).flat().at(-1)).toBe(n);
   });
 });
 
@@ -655,21 +672,78 @@ for (const target of targets) {
       }
     }, 120_000);
 
+    it('takes a load sent as many small upserts (as `askbus load` sends it) for one bulk load: indexes dropped once it is big enough, built at persist', async (ctx) => {
+      if (skip) ctx.skip();
+      const own = `${table}_batches`;
+      const names = async (): Promise<string[]> => {
+        const c = new pg.Client({ connectionString: server.url });
+        await c.connect();
+        try {
+          const r = await c.query<{ indexname: string }>(
+            `SELECT indexname FROM pg_indexes WHERE tablename = $1 ORDER BY indexname`,
+            [own],
+          );
+          return r.rows.map((x) => x.indexname);
+        } finally {
+          await c.end();
+        }
+      };
+      const s = await PgStore.open({ connectionString: server.url, table: own, maxConnections: 2 });
+      try {
+        const some = allMovies.slice(0, 1_300);
+        // 780 rows in 3 upserts: under BULK_REBUILD_MIN, each index kept row by row
+        for (let i = 0; i < 780; i += 260) await s.upsert('movies', some.slice(i, i + 260));
+        expect(await names()).toContain(`${own}_embedding`);
+        // the 4th brings the load to 1,040 rows: the GIN and HNSW indexes wait for persist
+        await s.upsert('movies', some.slice(780, 1_040));
+        expect(await names()).toEqual([`${own}_pkey`, `${own}_site`]);
+        // its totals kept without counting the table, and right
+        expect(await s.upsert('movies', some.slice(1_040, 1_200))).toMatchObject({
+          upserted: 160,
+          total: 1_200,
+        });
+        expect(await s.upsert('movies', some.slice(1_100))).toMatchObject({ upserted: 200, total: 1_300 });
+        await s.persist();
+        expect(await names()).toEqual([
+          `${own}_doc`,
+          `${own}_embedding`,
+          `${own}_pkey`,
+          `${own}_site`,
+          `${own}_terms`,
+        ]);
+        // after persist a small write is a load of its own again: the indexes stay
+        await s.upsert('movies', [{ ...some[0]!, name: `${some[0]!.name} (restored)` }]);
+        expect(await names()).toContain(`${own}_embedding`);
+        expect(await s.count()).toBe(1_300);
+        const found = await s.search({
+          query: 'westerns with clint eastwood',
+          site: ['movies'],
+          numResults: 10,
+        });
+        expect(found.length).toBeGreaterThan(0);
+      } finally {
+        await dropTables(own);
+        await s.close();
+      }
+    }, 120_000);
+
     it('knows (names, profile, vocabulary) the rows a failed load committed, and only those', async (ctx) => {
       if (skip) ctx.skip();
       const own = `${table}_partial`;
       const s = await PgStore.open({ connectionString: server.url, table: own, maxConnections: 2 });
       try {
-        // the 600th item cannot be stored (jsonb takes no \u0000): of the batches (batchBounds)
-        // 0-100, 100-600 and 600-700 the first two are committed, the third fails
+        // the 600th item cannot be stored (jsonb takes no \u0000): the INSERTs before the one
+        // that holds it are committed (writeBounds), that one fails
         const some = allMovies
           .slice(0, 700)
           .map((m, i) =>
             i === 600 ? { ...m, schema_object: { ...m.schema_object, description: 'a\u0000b' } } : m,
           );
+        const committedRows = writeBounds(700).find(([from, to]) => from <= 600 && 600 < to)![0];
+        expect(committedRows).toBeGreaterThan(500);
         await expect(s.upsert('movies', some)).rejects.toThrow();
-        expect(await s.count()).toBe(600);
-        expect(s.profiles(['movies'])[0]).toMatchObject({ itemCount: 600 });
+        expect(await s.count()).toBe(committedRows);
+        expect(s.profiles(['movies'])[0]).toMatchObject({ itemCount: committedRows });
         const committed = some[10]!;
         const lost = some[650]!;
         expect(s.findNames(committed.name, ['movies']).flatMap((n) => n.items.map((i) => i.url))).toContain(
@@ -678,7 +752,7 @@ for (const target of targets) {
         expect(s.findNames(lost.name, ['movies']).flatMap((n) => n.items.map((i) => i.url))).not.toContain(
           lost.url,
         );
-        expect(s.vocabulary.documents).toBe(600);
+        expect(s.vocabulary.documents).toBe(committedRows);
       } finally {
         await dropTables(own);
         await s.close();

@@ -48,6 +48,16 @@ const ROWS_PER_INSERT = 500;
  * one left it idle while 500 rows were catalogued (together about a sixth of a 3k load).
  */
 const EDGE_ROWS = 100;
+const MIN_EDGE_ROWS = 20;
+
+/**
+ * The bounds a write of `n` rows uses: a small write (a batch of `askbus load`, a few hundred
+ * rows) has smaller edges, since the database waits for its first rows at each of a load's
+ * hundreds of upserts (30k items in loader batches: 1,636-1,855 → 2,025 items/s inserted).
+ */
+export function writeBounds(n: number): [number, number][] {
+  return batchBounds(n, ROWS_PER_INSERT, Math.min(EDGE_ROWS, Math.max(MIN_EDGE_ROWS, Math.ceil(n / 8))));
+}
 
 /**
  * The [from, to) bounds of a write's INSERTs over `n` rows: the first and the last of at most
@@ -67,7 +77,8 @@ export function batchBounds(n: number, full = ROWS_PER_INSERT, edge = EDGE_ROWS)
   return out;
 }
 /**
- * A write of at least this many rows, and at least a sixth of the table's, drops the HNSW and
+ * A load of at least this many rows (one upsert, or the upserts since the indexes were last
+ * whole: `loadRows`), and at least a sixth of the table's before it, drops the HNSW and
  * GIN indexes and has them built after the load (see `write`): pgvector (in PGlite) builds an
  * index about eight times faster a row than it inserts into one (0.55 against 4.3 ms a row), so
  * rebuilding the N + M rows costs less than inserting M once M > N / 7; GIN upkeep costs about
@@ -459,6 +470,18 @@ export class PgStore {
   private indexesDeferred = false;
   /** The build of buildDeferredIndexes under way. */
   private building: Promise<void> | undefined;
+  /**
+   * Rows written since the indexes were last whole (the last `persist` or index build): a load
+   * that comes as many upserts (`askbus load` sends batches of at most 700 KB, a few hundred
+   * items, and `persist` with the last) counts as one bulk load, not as many small writes.
+   */
+  private loadRows = 0;
+  /**
+   * While a bulk load's indexes are deferred: the table's rows, counted when they were dropped,
+   * plus the rows this store has added since (the `total` of an upsert; a count(*) of a large
+   * table for each of a load's hundreds of batches cost more than its inserts).
+   */
+  private deferredRows: number | undefined;
   /** Each stem's share of the rows (ANALYZE's most common elements of `doc`), until the next ANALYZE. */
   private stemShares: Promise<{ shares: Map<string, number>; rows: number }> | undefined;
   /** Each query word's stems (`english`), as PostgreSQL makes them. */
@@ -614,17 +637,10 @@ export class PgStore {
     if (wrong) throw new StoreInputError(`item ${wrong.url} belongs to site "${wrong.site}", not "${site}"`);
     let latest = [...new Map(items.map((i) => [i.url, i])).values()];
     let refused: RefusedItem[] = [];
-    // H2 (issue 19): another site's URL stays there unless the caller moves it (cross-site.ts).
-    if (latest.length && !opts.move) {
-      const holders = await this.pool.query<{ url: string; site: string }>(
-        `SELECT url, site FROM ${this.table} WHERE url = ANY($1) AND site <> $2`,
-        [latest.map((i) => i.url), site],
-      );
-      const holder = new Map(holders.rows.map((r) => [r.url, r.site]));
-      refused = heldElsewhere(latest, site, (url) => holder.get(url));
-      if (refused.length) latest = latest.filter((i) => !holder.has(i.url));
-    }
-    // replaced items leave the vocabulary first
+    // the rows the items replace, in one read (one round trip a batch of a load): those of
+    // another site stay there unless the caller moves them (H2, issue 19: cross-site.ts); the
+    // replaced ones leave the vocabulary first
+    let replaced = 0;
     if (latest.length) {
       const old = await this.pool.query<{
         url: string;
@@ -635,7 +651,17 @@ export class PgStore {
       }>(`SELECT url, name, site, type, item FROM ${this.table} WHERE url = ANY($1)`, [
         latest.map((i) => i.url),
       ]);
-      for (const r of old.rows) {
+      let rows = old.rows;
+      if (!opts.move) {
+        const holder = new Map(rows.filter((r) => r.site !== site).map((r) => [r.url, r.site]));
+        refused = heldElsewhere(latest, site, (url) => holder.get(url));
+        if (refused.length) {
+          latest = latest.filter((i) => !holder.has(i.url));
+          rows = rows.filter((r) => !holder.has(r.url));
+        }
+      }
+      replaced = rows.length;
+      for (const r of rows) {
         const before = { url: r.url, name: r.name, site: r.site, '@type': r.type, schema_object: r.item };
         const e = embeddingText(before);
         this.vocabulary.forget(e.text, e.categories);
@@ -656,17 +682,24 @@ export class PgStore {
           this.catalog.add(latest[n]!);
         }
       });
+    } catch (e) {
+      // some of its statements may have committed: the next total is counted
+      this.deferredRows = undefined;
+      throw e;
     } finally {
       this.writes++;
     }
-    return { upserted: latest.length, total: await this.count(), ...(refused.length ? { refused } : {}) };
+    // in a bulk load, the count kept (rows by other writers meanwhile are seen at its end)
+    const total =
+      this.deferredRows !== undefined ? (this.deferredRows += latest.length - replaced) : await this.count();
+    return { upserted: latest.length, total, ...(refused.length ? { refused } : {}) };
   }
 
   /**
    * Embeds and writes rows (insert or replace by URL): multi-row INSERTs of ROWS_PER_INSERT rows
    * (the first and last of EDGE_ROWS, `batchBounds`), each batch embedded in one call, vectors in binary, and the next batch prepared while the
    * previous one is being written. A bulk load (≥ BULK_REBUILD_MIN rows, and ≥ a sixth of the
-   * table's) drops the GIN and HNSW indexes and leaves them to `buildDeferredIndexes` — at
+   * table's, counted over the upserts since the last `persist`) drops the GIN and HNSW indexes and leaves them to `buildDeferredIndexes` — at
    * `persist` (the last batch of a load), before the next search, or at the next `open` — so a
    * load in several batches inserts every row without index upkeep and builds each index once.
    * `written(from, to)` is told of each batch (items[from..to)) once it is committed, while the
@@ -678,10 +711,14 @@ export class PgStore {
     written: (from: number, to: number) => void = () => undefined,
   ): Promise<void> {
     if (items.length === 0) return;
-    const before = await this.count();
-    if (!this.indexesDeferred && items.length >= BULK_REBUILD_MIN && items.length * 6 >= before) {
+    // (counted only while the indexes are whole: a deferred load's batches need no count of a large table)
+    const before = this.indexesDeferred ? 0 : await this.count();
+    // the load so far with this write, against the rows there were before the load
+    const loading = this.loadRows + items.length;
+    if (!this.indexesDeferred && loading >= BULK_REBUILD_MIN && loading * 6 >= before - this.loadRows) {
       await this.building;
       this.indexesDeferred = true;
+      this.deferredRows = before;
       // the numbers are made again from every row with them (createIndexes)
       await this.pool.query(
         `DROP INDEX IF EXISTS ${this.table}_embedding, ${this.table}_doc, ${this.table}_terms, ${this.numbers}_path, ${this.numbers}_url`,
@@ -690,12 +727,12 @@ export class PgStore {
     // one connection for the load; a bulk one commits without waiting for its WAL to be flushed
     // (a crash may lose its last statements, never leave a half one): fewer waits on a server
     const client = await this.pool.connect();
-    const bulk = this.indexesDeferred && items.length >= BULK_REBUILD_MIN;
+    const bulk = this.indexesDeferred;
     try {
       if (bulk) await client.query('SET synchronous_commit = off');
       let pending: Promise<unknown> | undefined;
       let previous: [number, number] | undefined;
-      for (const [from, to] of batchBounds(items.length)) {
+      for (const [from, to] of writeBounds(items.length)) {
         const batch = items.slice(from, to);
         const texts: string[] = [];
         for (let n = from; n < to; n++) texts.push(textOf(n).text);
@@ -710,6 +747,7 @@ export class PgStore {
       }
       await pending;
       if (previous) written(...previous);
+      this.loadRows += items.length;
     } finally {
       if (bulk) await client.query('RESET synchronous_commit').catch(() => undefined);
       client.release();
@@ -734,6 +772,8 @@ export class PgStore {
       try {
         await this.createIndexes();
         this.indexesDeferred = false;
+        this.deferredRows = undefined;
+        this.loadRows = 0;
         await this.pool.query(`VACUUM ANALYZE ${this.table}`);
         this.stemShares = undefined;
       } finally {
@@ -838,6 +878,7 @@ export class PgStore {
 
   async deleteSite(site: string): Promise<number> {
     this.writes++;
+    this.deferredRows = undefined;
     const r = await this.pool
       .query<{
         url: string;
@@ -1136,6 +1177,8 @@ export class PgStore {
   /** Every write is already committed: builds the indexes a bulk load left for the end. */
   async persist(): Promise<void> {
     await this.buildDeferredIndexes();
+    // the load ends here (a later write starts a new one)
+    this.loadRows = 0;
   }
 
   /**
