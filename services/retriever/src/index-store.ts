@@ -235,7 +235,7 @@ interface Snapshot {
         docs: string;
         /** The postings, the fact columns and the catalog, as sections of one file. */
         keyword: Buffer[];
-        codes: Buffer | undefined;
+        codes: Buffer[] | undefined;
       }
     | undefined;
   /** The index files the manifest names after this snapshot. */

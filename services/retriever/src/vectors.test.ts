@@ -95,7 +95,7 @@ describe('VectorIndex', () => {
       expect(index.size).toBe(2);
       expect(index.search(all[10]!, 1, undefined, 0, true)[0]!.doc).toBe(1);
       expect(index.search(all[2]!, 5, undefined, 0, true).map((h) => h.doc)).not.toContain(2);
-      const codes = index.save(join(dir, 'g.usearch'));
+      const codes = Buffer.concat(index.save(join(dir, 'g.usearch')));
       const again = new VectorIndex(dims);
       again.load(join(dir, 'g.usearch'), codes);
       expect(again.size).toBe(2);
@@ -118,7 +118,7 @@ describe('VectorIndex', () => {
           all.slice(0, 500),
         );
         if (gap) index.delete(250);
-        writeFileSync(join(dir, 'codes.bin'), index.save(join(dir, 'g.usearch')));
+        writeFileSync(join(dir, 'codes.bin'), Buffer.concat(index.save(join(dir, 'g.usearch'))));
         const again = new VectorIndex(dims);
         again.load(join(dir, 'g.usearch'), readFileSync(join(dir, 'codes.bin')));
         expect(again.size).toBe(gap ? 499 : 500);
