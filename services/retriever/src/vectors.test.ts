@@ -108,6 +108,31 @@ describe('VectorIndex', () => {
     }
   });
 
+  it('saves documents 0…n−1 without copying their codes, and a document set again after copies them first (the saved bytes stay as saved)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'askbus-vectors-'));
+    try {
+      const index = new VectorIndex(dims);
+      index.setMany([0, 1, 2, 3], all.slice(0, 4));
+      const parts = index.save(join(dir, 'g.usearch'));
+      const saved = Buffer.concat(parts);
+      // the codes part is the live codes' memory (no 300 MB copy at 300k items)
+      const codesPart = parts[3]!;
+      expect(codesPart.byteLength).toBe(4 * dims * 2);
+      index.set(5, all[5]!); // past the saved documents: written in place (room permitting)
+      index.set(1, all[20]!); // a saved document set again: copied first
+      index.delete(2);
+      expect(Buffer.concat(parts).equals(saved)).toBe(true);
+      const again = new VectorIndex(dims);
+      again.load(join(dir, 'g.usearch'), saved);
+      expect(again.exactSearch(all[1]!, 1)[0]!.doc).toBe(1);
+      expect(again.size).toBe(4);
+      // and the live index has the new vector
+      expect(index.exactSearch(all[20]!, 1)[0]!.doc).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('reads codes back from a file as they lie (documents 0…n−1) or copied (gaps), and grows after', () => {
     const dir = mkdtempSync(join(tmpdir(), 'askbus-vectors-'));
     try {

@@ -40,6 +40,12 @@ export class VectorIndex {
   private viewed: string | undefined;
   private codes: Int16Array;
   private scales: Float32Array;
+  /**
+   * The codes a `save` handed out as they are (not copied) and the documents they cover: a
+   * snapshot may still be writing them, so a covered document's codes change only after `codes`
+   * is copied (copy on write; a load only adds documents past them, so none is copied then).
+   */
+  private shared: { codes: Int16Array; docs: number } | undefined;
   private readonly present = new DocSet();
   /** Documents in the graph; the others wait in `pending` (scanned exactly until added in bulk). */
   private inGraph = new DocSet();
@@ -242,11 +248,17 @@ export class VectorIndex {
     header.writeUInt32LE(this.dimensions, 4);
     header.writeUInt32LE(docs.length, 8);
     const scales = new Float32Array(docs.length);
+    docs.forEach((doc, n) => (scales[n] = this.scales[doc]!));
+    // documents 0…n−1 in order (a load without replacements): the codes as they lie, shared
+    if (docs.every((doc, n) => doc === n)) {
+      const codes = this.codes.subarray(0, docs.length * this.dimensions);
+      this.shared = { codes: this.codes, docs: docs.length };
+      return [header, bytes(docs), bytes(scales), bytes(codes)];
+    }
     const codes = new Int16Array(docs.length * this.dimensions);
-    docs.forEach((doc, n) => {
-      scales[n] = this.scales[doc]!;
-      codes.set(this.codes.subarray(doc * this.dimensions, (doc + 1) * this.dimensions), n * this.dimensions);
-    });
+    docs.forEach((doc, n) =>
+      codes.set(this.codes.subarray(doc * this.dimensions, (doc + 1) * this.dimensions), n * this.dimensions),
+    );
     return [header, bytes(docs), bytes(scales), bytes(codes)];
   }
 
@@ -273,6 +285,9 @@ export class VectorIndex {
     this.viewed = graphPath;
     const max = docs.reduce((a, b) => Math.max(a, b), 0);
     const dims = this.dimensions;
+    // codes a snapshot may still be writing are not written over
+    if (this.shared?.codes === this.codes) this.codes = this.codes.slice();
+    this.shared = undefined;
     if (
       max + 1 === n &&
       this.scales.length === 0 &&
@@ -326,10 +341,16 @@ export class VectorIndex {
     codes.set(this.codes);
     this.scales = scales;
     this.codes = codes;
+    // the new codes are no snapshot's (and the old ones are let go once a snapshot has written them)
+    this.shared = undefined;
   }
 
   private encode(doc: number, v: Float32Array): void {
     this.reserve(doc + 1);
+    if (this.shared?.codes === this.codes && doc < this.shared.docs) {
+      this.codes = this.codes.slice();
+      this.shared = undefined;
+    }
     let max = 0;
     for (let i = 0; i < v.length; i++) max = Math.max(max, Math.abs(v[i]!));
     const scale = max === 0 ? 0 : max / 32767;
