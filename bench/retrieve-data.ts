@@ -55,7 +55,7 @@ export function* syntheticBatches(
   maxBytes: number,
 ): Generator<{ site: string; items: StoredItem[] }> {
   // a site at a time, as one `askbus load` per site loads them (the items made again for each)
-  for (const site of ['movies', 'cars']) {
+  for (const site of SITES) {
     let batch: StoredItem[] = [];
     let bytes = 0;
     for (const item of synthetic(count)) {
@@ -72,8 +72,11 @@ export function* syntheticBatches(
   }
 }
 
+/** The demo sites the synthetic items are made from, in the order a load sends them. */
+const SITES: readonly string[] = ['movies', 'cars'];
+
 function* synthetic(count: number): Generator<StoredItem> {
-  const demo = loadDemoSites().filter((s) => s.site === 'movies' || s.site === 'cars');
+  const demo = loadDemoSites().filter((s) => SITES.includes(s.site));
   const rnd = seededRandom(22);
   // shuffled (seeded), so any prefix has both sites in their proportion
   const base = demo.flatMap((s) => s.items);

@@ -111,6 +111,20 @@ for (const target of targets) {
       await c.query(`DROP TABLE IF EXISTS ${names.flatMap((n) => [n, `${n}_numbers`]).join(', ')}`);
       await c.end();
     };
+    /** The indexes on table `t`, by name (a connection of its own). */
+    const indexes = async (t: string): Promise<string[]> => {
+      const c = new pg.Client({ connectionString: server.url });
+      await c.connect();
+      try {
+        const r = await c.query<{ indexname: string }>(
+          `SELECT indexname FROM pg_indexes WHERE tablename = $1 ORDER BY indexname`,
+          [t],
+        );
+        return r.rows.map((x) => x.indexname);
+      } finally {
+        await c.end();
+      }
+    };
 
     beforeAll(async () => {
       server = await target.url();
@@ -617,19 +631,6 @@ for (const target of targets) {
     it('builds its indexes once after a bulk load, and an incremental load after it finds what one load of all would', async (ctx) => {
       if (skip) ctx.skip();
       const some = allMovies.slice(0, 1_300);
-      const indexes = async (t: string): Promise<string[]> => {
-        const c = new pg.Client({ connectionString: server.url });
-        await c.connect();
-        try {
-          const r = await c.query<{ indexname: string }>(
-            `SELECT indexname FROM pg_indexes WHERE tablename = $1 ORDER BY indexname`,
-            [t],
-          );
-          return r.rows.map((x) => x.indexname);
-        } finally {
-          await c.end();
-        }
-      };
       const [inParts, atOnce] = [`${table}_parts`, `${table}_once`];
       const parts = await PgStore.open({ connectionString: server.url, table: inParts, maxConnections: 2 });
       const once = await PgStore.open({ connectionString: server.url, table: atOnce, maxConnections: 2 });
@@ -675,28 +676,15 @@ for (const target of targets) {
     it('takes a load sent as many small upserts (as `askbus load` sends it) for one bulk load: indexes dropped once it is big enough, built at persist', async (ctx) => {
       if (skip) ctx.skip();
       const own = `${table}_batches`;
-      const names = async (): Promise<string[]> => {
-        const c = new pg.Client({ connectionString: server.url });
-        await c.connect();
-        try {
-          const r = await c.query<{ indexname: string }>(
-            `SELECT indexname FROM pg_indexes WHERE tablename = $1 ORDER BY indexname`,
-            [own],
-          );
-          return r.rows.map((x) => x.indexname);
-        } finally {
-          await c.end();
-        }
-      };
       const s = await PgStore.open({ connectionString: server.url, table: own, maxConnections: 2 });
       try {
         const some = allMovies.slice(0, 1_300);
         // 780 rows in 3 upserts: under BULK_REBUILD_MIN, each index kept row by row
         for (let i = 0; i < 780; i += 260) await s.upsert('movies', some.slice(i, i + 260));
-        expect(await names()).toContain(`${own}_embedding`);
+        expect(await indexes(own)).toContain(`${own}_embedding`);
         // the 4th brings the load to 1,040 rows: the GIN and HNSW indexes wait for persist
         await s.upsert('movies', some.slice(780, 1_040));
-        expect(await names()).toEqual([`${own}_pkey`, `${own}_site`]);
+        expect(await indexes(own)).toEqual([`${own}_pkey`, `${own}_site`]);
         // its totals kept without counting the table, and right
         expect(await s.upsert('movies', some.slice(1_040, 1_200))).toMatchObject({
           upserted: 160,
@@ -704,7 +692,7 @@ for (const target of targets) {
         });
         expect(await s.upsert('movies', some.slice(1_100))).toMatchObject({ upserted: 200, total: 1_300 });
         await s.persist();
-        expect(await names()).toEqual([
+        expect(await indexes(own)).toEqual([
           `${own}_doc`,
           `${own}_embedding`,
           `${own}_pkey`,
@@ -713,7 +701,7 @@ for (const target of targets) {
         ]);
         // after persist a small write is a load of its own again: the indexes stay
         await s.upsert('movies', [{ ...some[0]!, name: `${some[0]!.name} (restored)` }]);
-        expect(await names()).toContain(`${own}_embedding`);
+        expect(await indexes(own)).toContain(`${own}_embedding`);
         expect(await s.count()).toBe(1_300);
         const found = await s.search({
           query: 'westerns with clint eastwood',

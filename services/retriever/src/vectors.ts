@@ -285,8 +285,7 @@ export class VectorIndex {
     this.viewed = graphPath;
     const max = docs.reduce((a, b) => Math.max(a, b), 0);
     const dims = this.dimensions;
-    // codes a snapshot may still be writing are not written over
-    if (this.shared?.codes === this.codes) this.codes = this.codes.slice();
+    const shared = this.shared;
     this.shared = undefined;
     if (
       max + 1 === n &&
@@ -304,6 +303,9 @@ export class VectorIndex {
       if (max + 1 > this.scales.length) {
         this.scales = new Float32Array(max + 1);
         this.codes = new Int16Array((max + 1) * dims);
+      } else if (shared?.codes === this.codes) {
+        // written in place: not over codes a snapshot may still be writing
+        this.codes = this.codes.slice();
       }
       // copied a run of consecutive documents at a time
       for (let i = 0; i < n;) {
