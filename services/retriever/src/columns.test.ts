@@ -236,6 +236,21 @@ describe('FactColumns', () => {
     expect(() => FactColumns.load(Buffer.from('broken'))).toThrow();
   });
 
+  it('writes its parts apart from the live columns: a change after serializeParts leaves them as they were', () => {
+    const cols = new FactColumns();
+    const num = (x: number) => new Map([['n', [fact('n', { num: x })]]]);
+    cols.add(0, num(3));
+    cols.add(9, num(1));
+    const parts = cols.serializeParts();
+    const saved = Buffer.concat(parts);
+    // a document under the last one that has a number: its first number is written in place
+    cols.add(4, num(2));
+    cols.add(10, num(-1));
+    expect(Buffer.concat(parts).equals(saved)).toBe(true);
+    expect([...FactColumns.load(saved).column('n').order]).toEqual([9, 0]);
+    expect([...FactColumns.load(cols.serialize()).column('n').order]).toEqual([10, 9, 4, 0]);
+  });
+
   it("opens sorted: a column read back is the file's arrays as written, not sorted again", () => {
     const cols = new FactColumns();
     for (let doc = 0; doc < 50; doc++) cols.add(doc, new Map([['n', [fact('n', { num: (doc * 37) % 11 })]]]));

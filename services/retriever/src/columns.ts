@@ -213,6 +213,16 @@ export class FactColumns {
    * superlatives without sorting first.
    */
   serialize(): Buffer {
+    return Buffer.concat(this.serializeParts());
+  }
+
+  /**
+   * `serialize`'s bytes in parts, not joined (at 300k items a joined copy added 150 MB to a
+   * save). The columns may change while the parts are written: the sorted numbers, their
+   * documents and order are made anew when a column changes (never changed in place), so they
+   * are written as they lie; the documents' first numbers are written into: copied.
+   */
+  serializeParts(): Buffer[] {
     const paths: z.infer<typeof Header>['paths'] = [];
     const parts: Buffer[] = [];
     const typed = (x: Float64Array | Uint32Array): Buffer =>
@@ -221,7 +231,7 @@ export class FactColumns {
       const { keys, lengths, docs } = b.valueLists();
       const { nums, numDocs, order } = b.column();
       // not the room grown for more documents, nor the documents after the last with a number
-      const first = b.firstTrimmed();
+      const first = b.firstTrimmed().slice();
       paths.push({ path, keys, lengths, numbers: b.count, first: first.length, ordered: order.length });
       // the Float64 sections first: every section starts 8-aligned
       parts.push(typed(nums), typed(first), typed(numDocs), typed(order), typed(docs));
@@ -231,7 +241,7 @@ export class FactColumns {
     const head = Buffer.alloc(8);
     head.writeUInt32LE(FORMAT, 0);
     head.writeUInt32LE(header.length, 4);
-    return Buffer.concat([head, header, Buffer.alloc((8 - (header.length % 8)) % 8), ...parts]);
+    return [head, header, Buffer.alloc((8 - (header.length % 8)) % 8), ...parts];
   }
 
   /** Reads what `serialize` wrote; throws on anything else. */

@@ -1246,8 +1246,8 @@ export class IndexStore {
         files,
         docs: JSON.stringify(this.urls),
         keyword: packSections([
-          this.keyword.serialize(),
-          this.factColumns.serialize(),
+          this.keyword.serializeParts(),
+          this.factColumns.serializeParts(),
           Buffer.from(JSON.stringify(saved)),
           Buffer.from(catalog.names.buffer, catalog.names.byteOffset, catalog.names.byteLength),
           this.locations(),

@@ -74,14 +74,15 @@ const SECTIONS_MAGIC = 0x58494241; // 'ABIX'
 /**
  * Byte sections in one file (the keyword file holds the postings, the fact columns, the
  * catalog and the names): a magic number, the count, each length, then the sections; as
- * chunks, so nothing is copied into one buffer to write it.
+ * chunks (a section may come in parts), so nothing is copied into one buffer to write it.
  */
-export function packSections(sections: readonly Buffer[]): Buffer[] {
+export function packSections(sections: readonly (Buffer | readonly Buffer[])[]): Buffer[] {
   const head = Buffer.alloc(8 + 8 * sections.length);
   head.writeUInt32LE(SECTIONS_MAGIC, 0);
   head.writeUInt32LE(sections.length, 4);
-  sections.forEach((s, i) => head.writeBigUInt64LE(BigInt(s.length), 8 + 8 * i));
-  return [head, ...sections];
+  const parts = sections.map((s) => (Buffer.isBuffer(s) ? [s] : s));
+  parts.forEach((p, i) => head.writeBigUInt64LE(BigInt(p.reduce((n, b) => n + b.length, 0)), 8 + 8 * i));
+  return [head, ...parts.flat()];
 }
 
 /** The sections `packSections` wrote (views into `buf`); throws on anything else. */

@@ -115,9 +115,8 @@ describe('VectorIndex', () => {
       index.setMany([0, 1, 2, 3], all.slice(0, 4));
       const parts = index.save(join(dir, 'g.usearch'));
       const saved = Buffer.concat(parts);
-      // the codes part is the live codes' memory (no 300 MB copy at 300k items)
-      const codesPart = parts[3]!;
-      expect(codesPart.byteLength).toBe(4 * dims * 2);
+      // the codes parts are the live codes' memory (no 300 MB copy at 300k items)
+      expect(parts.slice(3).reduce((n, p) => n + p.byteLength, 0)).toBe(4 * dims * 2);
       index.set(5, all[5]!); // past the saved documents: written in place (room permitting)
       index.set(1, all[20]!); // a saved document set again: copied first
       index.delete(2);
@@ -153,6 +152,42 @@ describe('VectorIndex', () => {
         expect(again.exactSearch(all[601]!, 1)[0]!.doc).toBe(501);
         expect(again.exactSearch(all[7]!, 1)[0]!.doc).toBe(7);
       }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps codes of many chunks: saved chunk by chunk, copied on write only where a snapshot covers them, read back and grown past the last', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'askbus-vectors-'));
+    try {
+      // 10,000 documents: chunks of 4,096, the last one short
+      const many = vectors(10_050, dims);
+      const n = 10_000;
+      const index = new VectorIndex(dims);
+      index.setMany(
+        many.slice(0, n).map((_, i) => i),
+        many.slice(0, n),
+      );
+      const parts = index.save(join(dir, 'g.usearch'));
+      const saved = Buffer.concat(parts);
+      expect(parts.length).toBeGreaterThan(4); // header, documents, scales and a part per chunk
+      index.set(5_000, many[10_020]!); // in the snapshot's second chunk: that chunk copied first
+      index.set(n, many[10_030]!); // past the snapshot, in its last chunk: in place
+      expect(Buffer.concat(parts).equals(saved)).toBe(true);
+      expect(index.exactSearch(many[10_020]!, 1)[0]!.doc).toBe(5_000);
+      expect(index.exactSearch(many[10_030]!, 1)[0]!.doc).toBe(n);
+      writeFileSync(join(dir, 'codes.bin'), saved);
+      const again = new VectorIndex(dims);
+      again.load(join(dir, 'g.usearch'), readFileSync(join(dir, 'codes.bin')));
+      expect(again.size).toBe(n);
+      for (const q of [0, 4_095, 4_096, 8_191, 8_192, 9_999])
+        expect(again.exactSearch(many[q]!, 1)[0]).toEqual({ doc: q, score: expect.closeTo(1, 3) });
+      // grown past the short last chunk and into a new one, the read documents unchanged
+      again.setMany([n, n + 1, 12_500], [many[10_040]!, many[10_041]!, many[10_042]!]);
+      expect(again.exactSearch(many[10_041]!, 1)[0]!.doc).toBe(n + 1);
+      expect(again.exactSearch(many[10_042]!, 1)[0]!.doc).toBe(12_500);
+      expect(again.exactSearch(many[9_999]!, 1)[0]!.doc).toBe(9_999);
+      expect(again.search(many[8_200]!, 1)[0]!.doc).toBe(8_200);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
