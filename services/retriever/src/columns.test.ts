@@ -236,6 +236,24 @@ describe('FactColumns', () => {
     expect(() => FactColumns.load(Buffer.from('broken'))).toThrow();
   });
 
+  it('keeps one copy of a viewed column: the view is its numbers, and numbers added after leave that view as it was', () => {
+    const cols = new FactColumns();
+    const num = (x: number) => new Map([['n', [fact('n', { num: x })]]]);
+    [5, 1, 5, 3].forEach((x, doc) => cols.add(doc, num(x)));
+    const before = cols.column('n');
+    const builder = (cols as unknown as { builders: Map<string, { nums: Float64Array }> }).builders.get('n')!;
+    expect(builder.nums).toBe(before.nums);
+    expect([...before.nums]).toEqual([1, 3, 5, 5]);
+    expect([...before.numDocs]).toEqual([1, 3, 0, 2]);
+    [5, 0, 3].forEach((x, i) => cols.add(4 + i, num(x)));
+    expect([...before.nums]).toEqual([1, 3, 5, 5]);
+    expect([...before.numDocs]).toEqual([1, 3, 0, 2]);
+    const after = cols.column('n');
+    // ties in the order their numbers came
+    expect([...after.nums]).toEqual([0, 1, 3, 3, 5, 5, 5]);
+    expect([...after.numDocs]).toEqual([5, 1, 3, 6, 0, 2, 4]);
+  });
+
   it('writes its parts apart from the live columns: a change after serializeParts leaves them as they were', () => {
     const cols = new FactColumns();
     const num = (x: number) => new Map([['n', [fact('n', { num: x })]]]);

@@ -168,13 +168,21 @@ class Builder {
     const order = new Uint32Array(withFirst);
     let at = 0;
     for (let d = 0; d < first.length; d++) if (!Number.isNaN(first[d]!)) order[at++] = d;
+    const sortedNums = Float64Array.from(perm, (i) => nums[i]!);
+    const sortedDocs = Uint32Array.from(perm, (i) => this.numDocs[i]!);
+    // the sorted numbers are the builder's own from now on (the same pairs; the sort is stable,
+    // so ties keep the order they came in) and its arrays grown with room are let go: no second
+    // copy of every number while the column is viewed. They are full, so the next number added
+    // grows a copy: the view's arrays are never written.
+    this.nums = sortedNums;
+    this.numDocs = sortedDocs;
     this.view = {
       // read when a value constraint asks (a name column's map of 300k values is seldom wanted)
       get values() {
         return values();
       },
-      nums: Float64Array.from(perm, (i) => nums[i]!),
-      numDocs: Uint32Array.from(perm, (i) => this.numDocs[i]!),
+      nums: sortedNums,
+      numDocs: sortedDocs,
       first,
       order: sortByKeys(order, first),
     };
