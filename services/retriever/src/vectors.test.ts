@@ -188,6 +188,28 @@ describe('VectorIndex', () => {
       expect(again.exactSearch(many[10_042]!, 1)[0]!.doc).toBe(12_500);
       expect(again.exactSearch(many[9_999]!, 1)[0]!.doc).toBe(9_999);
       expect(again.search(many[8_200]!, 1)[0]!.doc).toBe(8_200);
+      // an exact scan over chunks, filtered: the cosines of the vectors themselves, best first
+      const odd = DocSet.of(Array.from({ length: 6_000 }, (_, i) => 2 * i + 1));
+      const cos = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i]!, 0);
+      for (const q of [10, 4_100, 9_000]) {
+        const expected = [...odd]
+          .filter((d) => d < n)
+          .map((d) => ({ d, c: cos(many[q]!, many[d]!) }))
+          .sort((x, y) => y.c - x.c)
+          .slice(0, 20);
+        const got = again.exactSearch(many[q]!, 20, odd);
+        got.forEach((h, i) => expect(h.score).toBeCloseTo(expected[i]!.c, 3));
+        expect(got.every((h) => h.doc % 2 === 1)).toBe(true);
+      }
+      // saved with gaps (copied chunk by chunk), read back into the live layout
+      again.delete(4_097);
+      again.delete(0);
+      const gappy = Buffer.concat(again.save(join(dir, 'g2.usearch')));
+      const third = new VectorIndex(dims);
+      third.load(join(dir, 'g2.usearch'), gappy);
+      expect(third.size).toBe(again.size);
+      for (const q of [1, 4_096, 4_098, 9_999, 10_041, 10_042])
+        expect(third.exactSearch(many[q]!, 5)).toEqual(again.exactSearch(many[q]!, 5));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
