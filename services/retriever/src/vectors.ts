@@ -50,11 +50,13 @@ export class VectorIndex {
   private chunks: Int16Array[] = [];
   private scales: Float32Array;
   /**
-   * The chunks a `save` handed out as they are (not copied) and the documents they cover: a
-   * snapshot may still be writing them, so a covered document's codes change only after its chunk
-   * is copied (copy on write; a load only adds documents past them, so none is copied then).
+   * The chunks a `save` handed out as they are (not copied), each with the documents of it a
+   * snapshot covers: a snapshot may still be writing them, so a covered document's codes change
+   * only after its chunk is copied (copy on write; a load only adds documents past them, so none
+   * is copied then). Kept across saves (one snapshot may be captured while the one before is
+   * still written); a chunk leaves once copied.
    */
-  private shared: { chunks: Set<Int16Array>; docs: number } | undefined;
+  private shared = new Map<Int16Array, number>();
   private readonly present = new DocSet();
   /** Documents in the graph; the others wait in `pending` (scanned exactly until added in bulk). */
   private inGraph = new DocSet();
@@ -262,10 +264,11 @@ export class VectorIndex {
     // documents 0…n−1 in order (a load without replacements): the chunks as they lie, shared
     if (docs.every((doc, n) => doc === n)) {
       const chunks = this.chunks.slice(0, Math.ceil(docs.length / CHUNK_DOCS));
-      this.shared = { chunks: new Set(chunks), docs: docs.length };
-      const parts = chunks.map((chunk, c) =>
-        bytes(chunk.subarray(0, Math.min(CHUNK_DOCS, docs.length - c * CHUNK_DOCS) * this.dimensions)),
-      );
+      const parts = chunks.map((chunk, c) => {
+        const rows = Math.min(CHUNK_DOCS, docs.length - c * CHUNK_DOCS);
+        this.shared.set(chunk, Math.max(rows, this.shared.get(chunk) ?? 0));
+        return bytes(chunk.subarray(0, rows * this.dimensions));
+      });
       return [header, bytes(docs), bytes(scales), ...parts];
     }
     const codes = new Int16Array(docs.length * this.dimensions);
@@ -308,7 +311,6 @@ export class VectorIndex {
       this.chunks = [];
       for (let at = 0; at < n; at += CHUNK_DOCS)
         this.chunks.push(codes.subarray(at * dims, Math.min(n, at + CHUNK_DOCS) * dims));
-      this.shared = undefined;
       this.scales = scales;
       for (let doc = 0; doc < n; doc++) this.present.add(doc);
     } else {
@@ -361,13 +363,12 @@ export class VectorIndex {
     const c = doc >> CHUNK_SHIFT;
     const chunk = this.chunks[c];
     const size = CHUNK_DOCS * this.dimensions;
-    const shared = this.shared;
-    if (chunk && chunk.length === size && !(shared && doc < shared.docs && shared.chunks.has(chunk)))
-      return chunk;
+    const covered = chunk && this.shared.get(chunk);
+    if (chunk && chunk.length === size && !(covered && (doc & CHUNK_MASK) < covered)) return chunk;
     const own = new Int16Array(size);
     if (chunk) {
       own.set(chunk);
-      shared?.chunks.delete(chunk);
+      this.shared.delete(chunk);
     }
     while (this.chunks.length < c) this.chunks.push(new Int16Array(size));
     this.chunks[c] = own;
