@@ -215,6 +215,66 @@ describe('VectorIndex', () => {
     }
   });
 
+  it('answers an exact scan with the SIMD kernel as in plain JavaScript, near ties and exact ties included', () => {
+    // 512 entries (the local model's), 9,600 documents over three chunks: 300 groups of 30
+    // near-copies (a few entries moved by 1e-4, well inside the kernel's rounding of the
+    // query) with exact copies among them, so the k-th best is surrounded by near ties
+    const wide = 512;
+    const bases = vectors(300, wide);
+    let seed = 11;
+    const next = (): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed / 2 ** 32;
+    };
+    const docs = Array.from({ length: 9_000 }, (_, d) => d);
+    const rows = docs.map((d) => {
+      const v = Float32Array.from(bases[d % 300]!);
+      if (d % 7 !== 0) for (let i = 0; i < 3; i++) v[Math.floor(next() * wide)]! += (next() - 0.5) * 2e-4;
+      return v;
+    });
+    // and 600 documents whose cosines with `aimed` step by 1e-6 (a third of them tied) while
+    // each is otherwise a different direction: the kernel's errors differ from one to the next
+    // and are larger than the steps, so its order alone would be wrong
+    const aimed = bases[42]!;
+    for (let d = 9_000; d < 9_600; d++) {
+      const w = Float32Array.from({ length: wide }, () => next() - 0.5);
+      const along = w.reduce((sum, x, i) => sum + x * aimed[i]!, 0);
+      w.forEach((x, i) => (w[i] = x - along * aimed[i]!));
+      const wNorm = Math.hypot(...w);
+      const cos = 0.8 + (d % 3 === 0 ? 0 : (d % 200) * 1e-6);
+      const sin = Math.sqrt(1 - cos * cos);
+      docs.push(d);
+      rows.push(aimed.map((x, i) => cos * x + (sin * w[i]!) / wNorm));
+    }
+    const index = new VectorIndex(wide);
+    index.setMany(docs, rows);
+    for (let d = 0; d < 9_600; d += 97) index.delete(d);
+    const dense = Float32Array.from({ length: wide }, () => next() - 0.5);
+    const queries = [bases[3]!, bases[150]!.map((x, i) => x + (i % 5 === 0 ? 0.01 : 0)), dense, aimed];
+    const filters = [
+      undefined,
+      DocSet.of(docs.filter((d) => d >= 3_000 && d < 7_500)),
+      DocSet.of(docs.filter((d) => d % 3 === 1 || d % 300 === 3)),
+      DocSet.of([...docs.filter((d) => d % 300 === 150), 12_345]),
+      DocSet.of(docs.filter((d) => d >= 8_990)),
+    ];
+    let compared = 0;
+    for (const query of queries)
+      for (const filter of filters)
+        for (const [k, minScore] of [
+          [1, 0],
+          [10, 0],
+          [50, 0],
+          [50, 0.5],
+          [20_000, 0.2],
+        ] as const) {
+          const plain = index.exactSearch(query, k, filter, minScore, { simd: false });
+          expect(index.exactSearch(query, k, filter, minScore)).toEqual(plain);
+          compared += plain.length;
+        }
+    expect(compared).toBeGreaterThan(4_000);
+  });
+
   it('finds k in a filter even when the nearest vectors of all lie outside it', () => {
     // 4,500 vectors of the first 56 entries (the filter: 90%) and 500 near one direction of the
     // last 8 entries; the query points there, a little toward the first 56 too: its first

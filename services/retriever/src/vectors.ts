@@ -1,5 +1,6 @@
 import usearch from 'usearch';
 import { DocSet } from '@askbus/search-core';
+import { DotKernel } from './simd-dots';
 
 const { Index } = usearch;
 type AnnIndex = InstanceType<typeof Index>;
@@ -13,6 +14,8 @@ const OVERSAMPLE = 8;
 /** A filter this small (or this share of the vectors) is scanned exactly: no graph walk. */
 const EXACT_BELOW = 4_000;
 const EXACT_SHARE = 0.25;
+/** Exact scans of this many vectors or more use the SIMD kernel (fewer: its set-up is not worth it). */
+const SIMD_SCAN_FROM = 64;
 /**
  * A walk whose candidates were too few in the filter for k is repeated (at most RETRIES times)
  * for RETRY_MARGIN × as many as the share in the filter requires, unless that is over
@@ -62,6 +65,8 @@ export class VectorIndex {
   private inGraph = new DocSet();
   private pending: number[] = [];
   private count = 0;
+  /** The SIMD scan's kernel, made on the first scan that uses it (null: it cannot run here). */
+  private kernel: DotKernel | null | undefined;
 
   constructor(readonly dimensions: number) {
     this.ann = newAnn(dimensions);
@@ -204,20 +209,38 @@ export class VectorIndex {
     return { hits, inFilter };
   }
 
-  /** The exact answer: every vector of `filter` (or all) compared with `query`. */
+  /**
+   * The exact answer: every vector of `filter` (or all) compared with `query`. Sets of
+   * SIMD_SCAN_FROM vectors or more are scanned by the SIMD kernel (`simd: false`: never).
+   */
   exactSearch(
     query: Float32Array,
     k: number,
     filter?: DocSet,
     minScore = 0,
+    { simd = true }: { simd?: boolean } = {},
   ): { doc: number; score: number }[] {
     if (k <= 0) return [];
-    // the query's entries that count (all of a dense one) as two typed arrays, the documents as
-    // one: a tight loop over the codes
+    const docs = (filter ?? this.present).toArray();
+    const kernel = simd && docs.length >= SIMD_SCAN_FROM ? this.dotKernel() : undefined;
+    return kernel
+      ? this.kernelScan(kernel, query, k, docs, filter !== undefined, minScore)
+      : this.plainScan(query, k, docs, filter !== undefined, minScore);
+  }
+
+  /** The exact scan in JavaScript: each document's codes times the query's non-zero entries. */
+  private plainScan(
+    query: Float32Array,
+    k: number,
+    docs: Uint32Array,
+    checkPresent: boolean,
+    minScore: number,
+  ): { doc: number; score: number }[] {
+    // the query's entries that count (all of a dense one) as two typed arrays: a tight loop
+    // over the codes
     const nonzero = sparseEntries(query);
     const at = Int32Array.from(nonzero ?? query.keys());
     const q = Float32Array.from(at, (i) => query[i]!);
-    const docs = (filter ?? this.present).toArray();
     const chunks = this.chunks;
     const scales = this.scales;
     const dims = this.dimensions;
@@ -226,7 +249,7 @@ export class VectorIndex {
     let worst = -Infinity;
     for (let d = 0; d < docs.length; d++) {
       const doc = docs[d]!;
-      if (filter && !this.present.has(doc)) continue;
+      if (checkPresent && !this.present.has(doc)) continue;
       const codes = chunks[doc >> CHUNK_SHIFT]!;
       const base = (doc & CHUNK_MASK) * dims;
       let dot = 0;
@@ -244,6 +267,112 @@ export class VectorIndex {
       if (top.length >= k) worst = top[k - 1]!.score;
     }
     return top;
+  }
+
+  /**
+   * The exact scan with the SIMD kernel, and the same answer as `plainScan`. The kernel needs
+   * the query as 16-bit codes too, so its dot products are off the exact ones by at most a
+   * bound worked out per document (below); a document whose score, at the top of its bound, is
+   * under the k-th best bottom of a bound cannot be among the k best. The rest (k and the near
+   * ties at the cut) are scored again exactly, as `plainScan` scores them.
+   */
+  private kernelScan(
+    kernel: DotKernel,
+    query: Float32Array,
+    k: number,
+    docs: Uint32Array,
+    checkPresent: boolean,
+    minScore: number,
+  ): { doc: number; score: number }[] {
+    const dims = this.dimensions;
+    let qmax = 0;
+    for (let i = 0; i < dims; i++) qmax = Math.max(qmax, Math.abs(query[i]!));
+    if (qmax === 0) return this.plainScan(query, k, docs, checkPresent, minScore);
+    // the query as codes of scale qScale; the error of the kernel's sum (in cosine) is at most
+    // |v|·|e| (Cauchy–Schwarz; e the query's rounding errors) plus the f32 sums' rounding, a few
+    // units of 2^-24 of |v|·|q| for each of the dims/8 additions (taken 4× over); |v| is at most
+    // √dims · (its largest entry) = √dims · 32767 · its scale
+    const qScale = qmax / 32767;
+    let errors = 0;
+    let norm = 0;
+    for (let i = 0; i < dims; i++) {
+      const code = Math.round(query[i]! / qScale);
+      kernel.query[i] = code;
+      const e = query[i]! - code * qScale;
+      errors += e * e;
+      norm += query[i]! * query[i]!;
+    }
+    const slack = 32767 * Math.sqrt(dims) * (Math.sqrt(errors) + (dims / 8 + 4) * 2 ** -22 * Math.sqrt(norm));
+    const chunks = this.chunks;
+    const scales = this.scales;
+    const present = this.present;
+    const capacity = kernel.capacity;
+    const rowDocs = new Uint32Array(capacity);
+    // the k best lower bounds so far, ascending (bottoms[0] the k-th best once there are k)
+    const bottoms: number[] = [];
+    let cut = -Infinity;
+    const candidates: number[] = [];
+    const candidateTops: number[] = [];
+    const score = (count: number): void => {
+      const dots = kernel.dots(count);
+      for (let r = 0; r < count; r++) {
+        const doc = rowDocs[r]!;
+        const scale = scales[doc]!;
+        const approx = dots[r]! * qScale * scale;
+        const margin = slack * scale;
+        const top = approx + margin;
+        if (top < minScore || top < cut) continue;
+        candidates.push(doc);
+        candidateTops.push(top);
+        const bottom = approx - margin;
+        if (bottoms.length < k) {
+          insertAscending(bottoms, bottom);
+          if (bottoms.length === k) cut = bottoms[0]!;
+        } else if (bottom > cut) {
+          bottoms.shift();
+          insertAscending(bottoms, bottom);
+          cut = bottoms[0]!;
+        }
+      }
+    };
+    let rows = 0;
+    for (let i = 0; i < docs.length;) {
+      const doc = docs[i]!;
+      if (checkPresent && !present.has(doc)) {
+        i++;
+        continue;
+      }
+      // a run of consecutive documents of one chunk is one copy
+      const last = Math.min(doc | CHUNK_MASK, doc + capacity - rows - 1);
+      let j = i + 1;
+      while (j < docs.length && docs[j] === docs[j - 1]! + 1 && docs[j]! <= last) {
+        if (checkPresent && !present.has(docs[j]!)) break;
+        j++;
+      }
+      const base = (doc & CHUNK_MASK) * dims;
+      kernel.rows.set(chunks[doc >> CHUNK_SHIFT]!.subarray(base, base + (j - i) * dims), rows * dims);
+      for (; i < j; i++) rowDocs[rows++] = docs[i]!;
+      if (rows === capacity) {
+        score(rows);
+        rows = 0;
+      }
+    }
+    if (rows > 0) score(rows);
+    const nonzero = sparseEntries(query);
+    const hits: { doc: number; score: number }[] = [];
+    for (let c = 0; c < candidates.length; c++) {
+      if (candidateTops[c]! < cut) continue;
+      const doc = candidates[c]!;
+      const exact = this.dot(doc, query, nonzero);
+      if (exact >= minScore) hits.push({ doc, score: exact });
+    }
+    hits.sort((a, b) => b.score - a.score || a.doc - b.doc);
+    return hits.slice(0, k);
+  }
+
+  private dotKernel(): DotKernel | undefined {
+    if (this.kernel === undefined) this.kernel = DotKernel.create(this.dimensions) ?? null;
+    return this.kernel ?? undefined;
   }
 
   /**
@@ -421,6 +550,17 @@ function sparseEntries(query: Float32Array): number[] | undefined {
   const nonzero: number[] = [];
   for (let i = 0; i < query.length; i++) if (query[i] !== 0) nonzero.push(i);
   return nonzero.length * 2 < query.length ? nonzero : undefined;
+}
+
+/** Inserts `value` into the ascending `sorted`. */
+function insertAscending(sorted: number[], value: number): void {
+  let j = sorted.length;
+  sorted.push(value);
+  while (j > 0 && sorted[j - 1]! > value) {
+    sorted[j] = sorted[j - 1]!;
+    j--;
+  }
+  sorted[j] = value;
 }
 
 const bytes = (a: Uint32Array | Float32Array | Int16Array): Buffer =>
