@@ -29,6 +29,18 @@ describe('DocSet', () => {
     const b = DocSet.of([5, 70, 99]);
     expect([...DocSet.intersection(a, b)]).toEqual([5, 70]);
     expect([...DocSet.union([a, b])]).toEqual([1, 5, 32, 70, 99]);
+    expect([...DocSet.difference(a, b)]).toEqual([1, 32]);
+    expect([...DocSet.difference(b, a)]).toEqual([99]);
+    expect([...a]).toEqual([1, 5, 32, 70]); // neither changed
+    expect([...b]).toEqual([5, 70, 99]);
+  });
+
+  it('adds a list at once, growing past its capacity', () => {
+    const s = new DocSet(64);
+    s.addAll(Uint32Array.from([3, 63, 64, 3, 1_000]));
+    s.addAll([]);
+    expect([...s]).toEqual([3, 63, 64, 1_000]);
+    expect([...DocSet.difference(s, DocSet.of([3, 5_000]))]).toEqual([63, 64, 1_000]);
   });
 });
 

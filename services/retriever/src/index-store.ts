@@ -792,31 +792,24 @@ export class IndexStore {
       const docs = new DocSet(this.urls.length);
       if ('path' in k.target) {
         const col = this.column(k.target.path);
-        let i = k.min === undefined ? 0 : lowerBound(col.nums, k.min);
-        for (; i < col.nums.length && (k.max === undefined || col.nums[i]! <= k.max); i++)
-          if (inRange(col.nums[i]!, k)) docs.add(col.numDocs[i]!);
+        addInRange(docs, col.nums, col.numDocs, k);
       } else {
         // a derived quantity's documents in order of it: the range is one stretch of them
         const { docs: sorted, keys } = this.sorted(k.target);
-        let i = k.min === undefined ? 0 : lowerBound(keys, k.min);
-        for (; i < keys.length && (k.max === undefined || keys[i]! <= k.max); i++)
-          if (inRange(keys[i]!, k)) docs.add(sorted[i]!);
+        addInRange(docs, keys, sorted, k);
       }
       return docs;
     }
     const col = this.column(k.path);
     const hits = new DocSet(this.urls.length);
-    for (const v of k.values) for (const doc of docsOf(col.values.get(nameKey(v)))) hits.add(doc);
+    for (const v of k.values) hits.addAll(docsOf(col.values.get(nameKey(v))));
     if (k.contains.length > 0) {
       // values holding the words in sequence (as compileConstraints tests them)
       const seqs = k.contains.map((seq) => ` ${seq.join(' ')} `);
       for (const [key, docs] of col.values)
-        if (seqs.some((q) => ` ${key} `.includes(q))) for (const doc of docsOf(docs)) hits.add(doc);
+        if (seqs.some((q) => ` ${key} `.includes(q))) hits.addAll(docsOf(docs));
     }
-    if (!k.negated) return hits;
-    const others = new DocSet(this.urls.length);
-    for (const doc of pool.toArray()) if (!hits.has(doc)) others.add(doc);
-    return others;
+    return k.negated ? DocSet.difference(pool, hits) : hits;
   }
 
   /** 11 quantiles of a target's numbers over the items of these sites and types (kept until a change). */
@@ -1550,10 +1543,34 @@ export class ColumnSelection implements Selection {
   }
 }
 
-function inRange(v: number, k: Extract<Constraint, { kind: 'range' }>): boolean {
-  if (k.min !== undefined && (k.minInclusive ? v < k.min : v <= k.min)) return false;
-  if (k.max !== undefined && (k.maxInclusive ? v > k.max : v >= k.max)) return false;
-  return true;
+/**
+ * Adds to `docs` the documents (`numDocs[i]` that of `nums[i]`) whose number is in range `k`;
+ * `nums` ascending. The range's bounds are read once: constraints of many shapes pass here, and
+ * reading them for each of 70k numbers (a decade at 300k items) cost 4 ms.
+ */
+function addInRange(
+  docs: DocSet,
+  nums: Float64Array,
+  numDocs: Uint32Array,
+  k: Extract<Constraint, { kind: 'range' }>,
+): void {
+  const min = k.min ?? -Infinity;
+  const max = k.max ?? Infinity;
+  const minInclusive = k.min === undefined || k.minInclusive;
+  const maxInclusive = k.max === undefined || k.maxInclusive;
+  const n = nums.length;
+  const passes = (v: number): boolean =>
+    !(minInclusive ? v < min : v <= min) && !(maxInclusive ? v > max : v >= max);
+  // ascending, so those that pass are one stretch: past the numbers equal to an open minimum,
+  // up to the first over the maximum (or equal to an open one)
+  let i = k.min === undefined ? 0 : lowerBound(nums, min);
+  while (i < n && !passes(nums[i]!)) {
+    if (k.max !== undefined && !(nums[i]! <= max)) return;
+    i++;
+  }
+  let j = i;
+  while (j < n && passes(nums[j]!)) j++;
+  docs.addAll(numDocs.subarray(i, j));
 }
 
 /** The first index whose number is at least `min`. */

@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contracts, Understanding, type StoredItem } from '@askbus/contracts';
+import { contracts, Understanding, type Constraint, type StoredItem } from '@askbus/contracts';
 import { loadDemoSites } from '@askbus/demo-data';
 import { testBus, testNats } from '@askbus/bus/testing';
+import { extractFacts, factsByPath, satisfies } from '@askbus/understand';
 import { penguinItems, testSite } from '@askbus/understand/testing';
 import { ColumnSelection, IndexStore } from './index-store';
 import { serveRetriever } from './index';
@@ -262,5 +263,71 @@ describe('the subjects over NATS', () => {
       await bus.drain();
       await nats.stop();
     }
+  });
+});
+
+describe('selection from the columns', () => {
+  it("selects what each constraint's own test passes, at open and closed bounds and negated", () => {
+    const factsOf = new Map(cars.map((item) => [item.url, factsByPath(extractFacts(item.schema_object))]));
+    const years = [...factsOf.values()].map((f) => f.get('vehicleModelDate')?.[0]?.num ?? NaN);
+    expect(years.filter((y) => y === 1976).length).toBeGreaterThan(10); // ties at the bounds
+    const range = (
+      min: number | undefined,
+      max: number | undefined,
+      minInclusive: boolean,
+      maxInclusive: boolean,
+    ): Constraint => ({
+      kind: 'range',
+      target: { path: 'vehicleModelDate' },
+      ...(min === undefined ? {} : { min }),
+      ...(max === undefined ? {} : { max }),
+      minInclusive,
+      maxInclusive,
+      phrase: 'p',
+      text: 't',
+      confidence: 0.9,
+    });
+    const value = (values: string[], negated: boolean): Constraint => ({
+      kind: 'value',
+      path: 'countryOfOrigin',
+      values,
+      contains: [],
+      negated,
+      phrase: 'p',
+      text: 't',
+      confidence: 0.9,
+    });
+    const cases = [
+      range(1976, 1980, true, true),
+      range(1976, 1980, false, false),
+      range(1976, 1980, true, false),
+      range(1976, 1980, false, true),
+      range(1976, undefined, false, false),
+      range(undefined, 1976, false, false),
+      range(undefined, 1976, false, true),
+      range(1976, 1976, true, true),
+      range(1976, 1976, false, true),
+      range(1990, undefined, true, true),
+      value(['Japan'], false),
+      value(['Japan'], true),
+      value(['Japan', 'Europe'], true),
+    ];
+    const select = (k: Constraint): string[] =>
+      (
+        store as unknown as {
+          select(c: unknown[], s: Set<string>, t: undefined): ColumnSelection;
+        }
+      )
+        .select([k], new Set(['cars']), undefined)
+        .fits([])
+        .urls.sort();
+    for (const k of cases) {
+      const expected = cars
+        .filter((item) => satisfies(k, factsOf.get(item.url)!))
+        .map((item) => item.url)
+        .sort();
+      expect(select(k), JSON.stringify(k)).toEqual(expected);
+    }
+    expect(select(range(1976, 1976, true, true)).length).toBeGreaterThan(10);
   });
 });
