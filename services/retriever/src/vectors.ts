@@ -308,8 +308,10 @@ export class VectorIndex {
     const present = this.present;
     const capacity = kernel.capacity;
     const rowDocs = new Uint32Array(capacity);
-    // the k best lower bounds so far, ascending (bottoms[0] the k-th best once there are k)
-    const bottoms: number[] = [];
+    // the k best lower bounds so far, as a min-heap (bottoms[0] the k-th best once there are
+    // k): k is the search's depth, 200 for a question's text ranks
+    const bottoms = new Float64Array(Math.min(k, docs.length));
+    let held = 0;
     let cut = -Infinity;
     const candidates: number[] = [];
     const candidateTops: number[] = [];
@@ -325,12 +327,11 @@ export class VectorIndex {
         candidates.push(doc);
         candidateTops.push(top);
         const bottom = approx - margin;
-        if (bottoms.length < k) {
-          insertAscending(bottoms, bottom);
-          if (bottoms.length === k) cut = bottoms[0]!;
+        if (held < bottoms.length) {
+          heapPush(bottoms, held++, bottom);
+          if (held === k) cut = bottoms[0]!;
         } else if (bottom > cut) {
-          bottoms.shift();
-          insertAscending(bottoms, bottom);
+          heapReplaceTop(bottoms, held, bottom);
           cut = bottoms[0]!;
         }
       }
@@ -552,15 +553,30 @@ function sparseEntries(query: Float32Array): number[] | undefined {
   return nonzero.length * 2 < query.length ? nonzero : undefined;
 }
 
-/** Inserts `value` into the ascending `sorted`. */
-function insertAscending(sorted: number[], value: number): void {
-  let j = sorted.length;
-  sorted.push(value);
-  while (j > 0 && sorted[j - 1]! > value) {
-    sorted[j] = sorted[j - 1]!;
-    j--;
+/** Adds `value` to the min-heap `heap[0..size)` (room for it at `size`). */
+function heapPush(heap: Float64Array, size: number, value: number): void {
+  let j = size;
+  while (j > 0) {
+    const parent = (j - 1) >> 1;
+    if (heap[parent]! <= value) break;
+    heap[j] = heap[parent]!;
+    j = parent;
   }
-  sorted[j] = value;
+  heap[j] = value;
+}
+
+/** Replaces the least value of the min-heap `heap[0..size)` with `value`. */
+function heapReplaceTop(heap: Float64Array, size: number, value: number): void {
+  let j = 0;
+  for (;;) {
+    let child = 2 * j + 1;
+    if (child >= size) break;
+    if (child + 1 < size && heap[child + 1]! < heap[child]!) child++;
+    if (heap[child]! >= value) break;
+    heap[j] = heap[child]!;
+    j = child;
+  }
+  heap[j] = value;
 }
 
 const bytes = (a: Uint32Array | Float32Array | Int16Array): Buffer =>
