@@ -8,6 +8,7 @@ import type {
   Understanding,
 } from '@askbus/contracts';
 import { satisfaction, targetValue, type FactMap } from '@askbus/understand';
+import { siftDown } from './min-heap';
 
 /**
  * Search with an understood question: the constraints filter the items of the sites, the
@@ -348,29 +349,14 @@ export function nthLargest(values: ArrayLike<number>, n: number, at?: ArrayLike<
   const len = at ? at.length : values.length;
   if (n < 1 || len < n) return NaN;
   const heap = new Float64Array(n);
-  const down = (i: number): void => {
-    const v = heap[i]!;
-    for (;;) {
-      let c = 2 * i + 1;
-      if (c >= n) break;
-      if (c + 1 < n && heap[c + 1]! < heap[c]!) c++;
-      if (heap[c]! >= v) break;
-      heap[i] = heap[c]!;
-      i = c;
-    }
-    heap[i] = v;
-  };
   for (let i = 0; i < n; i++) {
     const v = values[at ? at[i]! : i]!;
     heap[i] = Number.isNaN(v) ? -Infinity : v;
   }
-  for (let i = (n >> 1) - 1; i >= 0; i--) down(i);
+  for (let i = (n >> 1) - 1; i >= 0; i--) siftDown(heap, n, i, heap[i]!);
   for (let i = n; i < len; i++) {
     const v = values[at ? at[i]! : i]!;
-    if (v > heap[0]!) {
-      heap[0] = v;
-      down(0);
-    }
+    if (v > heap[0]!) siftDown(heap, n, 0, v);
   }
   return heap[0]!;
 }

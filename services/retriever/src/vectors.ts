@@ -1,5 +1,6 @@
 import usearch from 'usearch';
 import { DocSet } from '@askbus/search-core';
+import { siftDown, siftUp } from './min-heap';
 import { DotKernel } from './simd-dots';
 
 const { Index } = usearch;
@@ -328,10 +329,10 @@ export class VectorIndex {
         candidateTops.push(top);
         const bottom = approx - margin;
         if (held < bottoms.length) {
-          heapPush(bottoms, held++, bottom);
+          siftUp(bottoms, held++, bottom);
           if (held === k) cut = bottoms[0]!;
         } else if (bottom > cut) {
-          heapReplaceTop(bottoms, held, bottom);
+          siftDown(bottoms, held, 0, bottom);
           cut = bottoms[0]!;
         }
       }
@@ -551,32 +552,6 @@ function sparseEntries(query: Float32Array): number[] | undefined {
   const nonzero: number[] = [];
   for (let i = 0; i < query.length; i++) if (query[i] !== 0) nonzero.push(i);
   return nonzero.length * 2 < query.length ? nonzero : undefined;
-}
-
-/** Adds `value` to the min-heap `heap[0..size)` (room for it at `size`). */
-function heapPush(heap: Float64Array, size: number, value: number): void {
-  let j = size;
-  while (j > 0) {
-    const parent = (j - 1) >> 1;
-    if (heap[parent]! <= value) break;
-    heap[j] = heap[parent]!;
-    j = parent;
-  }
-  heap[j] = value;
-}
-
-/** Replaces the least value of the min-heap `heap[0..size)` with `value`. */
-function heapReplaceTop(heap: Float64Array, size: number, value: number): void {
-  let j = 0;
-  for (;;) {
-    let child = 2 * j + 1;
-    if (child >= size) break;
-    if (child + 1 < size && heap[child + 1]! < heap[child]!) child++;
-    if (heap[child]! >= value) break;
-    heap[j] = heap[child]!;
-    j = child;
-  }
-  heap[j] = value;
 }
 
 const bytes = (a: Uint32Array | Float32Array | Int16Array): Buffer =>
