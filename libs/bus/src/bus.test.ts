@@ -254,33 +254,102 @@ describe('reply inbox', () => {
     expect(client.pendingReplies).toBe(0);
   });
 
-  it('sends the last chunk of a stream and its end marker in one socket write', async () => {
+  it("sends a stream's last chunk as its end (one message) and an empty stream as an end marker", async () => {
     const solo = await testBus(nats.url, 'solo');
+    // a subject of its own: the other servers of this file do not answer it too
+    const soloScore = { ...perItemScore, subject: 'test.solo.score' };
     solo.serveStream(
-      perItemScore,
+      soloScore,
       async function* (req) {
-        for (const it of req.items) yield { url: it.url, score: 1, description: 'one' };
+        for (const it of req.items)
+          if (req.query !== 'none') yield { url: it.url, score: 1, description: 'one' };
       },
       { queue: 'solo' },
     );
     await solo.nc.flush();
+    // what the server sends, as a subscriber on every reply subject sees it
+    const wire: { seq: string | undefined; end: string | undefined; bytes: number }[] = [];
+    const tap = solo.nc.subscribe('_INBOX.>', {
+      callback: (_err, m) => {
+        if (m.headers?.get(H.seq))
+          wire.push({
+            seq: m.headers.get(H.seq),
+            end: m.headers.get(H.end) || undefined,
+            bytes: m.data.length,
+          });
+      },
+    });
+    await solo.nc.flush();
     const transport = (solo.nc as unknown as { protocol: { transport: { send(b: Uint8Array): void } } })
       .protocol.transport;
-    const writes: number[] = [];
+    let writes = 0;
     const send = transport.send.bind(transport);
     transport.send = (b: Uint8Array) => {
-      writes.push(b.length);
+      writes++;
       send(b);
     };
+    const urls = async (query: string, n: number): Promise<string[]> => {
+      const out: string[] = [];
+      const items = Array.from({ length: n }, (_, i) => item(i + 1));
+      for await (const c of client.stream(soloScore, { query, items })) out.push(c.url);
+      return out;
+    };
     try {
-      const urls: string[] = [];
-      for await (const c of client.stream(perItemScore, { query: 'one write', items: [item(1)] }))
-        urls.push(c.url);
-      expect(urls).toEqual([item(1).url]);
-      expect(writes).toHaveLength(1);
+      expect(await urls('one', 1)).toEqual([item(1).url]);
+      console.log('WIRE', JSON.stringify(wire));
+      expect(writes).toBe(1);
+      await expect.poll(() => wire.length).toBe(1);
+      expect(wire).toEqual([{ seq: '0', end: 'last', bytes: expect.any(Number) }]);
+      expect(wire[0]!.bytes).toBeGreaterThan(0);
+
+      wire.length = 0;
+      expect(await urls('three', 3)).toEqual([item(1).url, item(2).url, item(3).url]);
+      await expect.poll(() => wire.length).toBe(3);
+      expect(wire.map((w) => [w.seq, w.end])).toEqual([
+        ['0', undefined],
+        ['1', undefined],
+        ['2', 'last'],
+      ]);
+
+      wire.length = 0;
+      expect(await urls('none', 2)).toEqual([]);
+      await expect.poll(() => wire.length).toBe(1);
+      expect(wire).toEqual([{ seq: '0', end: 'done', bytes: 0 }]);
     } finally {
       transport.send = send;
+      tap.unsubscribe();
       await solo.drain();
+    }
+  });
+
+  it('takes a stream that ends with an empty end marker after its last chunk (a server before `last`)', async () => {
+    const old = await testBus(nats.url, 'old');
+    const oldScore = { ...perItemScore, subject: 'test.old.score' };
+    // a server of the earlier protocol, by hand: every chunk alone, then `done`
+    old.nc.subscribe(oldScore.subject, {
+      queue: 'old',
+      callback: (_err, m) => {
+        const chunk = (seq: number, data: Uint8Array, end?: string) => {
+          const h = natsHeaders();
+          h.set(H.seq, String(seq));
+          if (end) h.set(H.end, end);
+          old.nc.publish(m.reply!, data, { headers: h });
+        };
+        const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
+        chunk(0, enc({ url: 'https://example.test/a', score: 2, description: 'a' }));
+        chunk(1, enc({ url: 'https://example.test/b', score: 1, description: 'b' }));
+        chunk(2, new Uint8Array(), 'done');
+      },
+    });
+    await old.nc.flush();
+    const lone = await testBus(nats.url, 'lone');
+    try {
+      const got: string[] = [];
+      for await (const c of lone.stream(oldScore, { query: 'old', items: [item(1)] })) got.push(c.url);
+      expect(got).toEqual(['https://example.test/a', 'https://example.test/b']);
+    } finally {
+      await lone.drain();
+      await old.drain();
     }
   });
 

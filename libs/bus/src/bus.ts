@@ -422,6 +422,12 @@ export class Bus {
         if (end) {
           finished = true;
           if (end === 'done') return;
+          if (end === 'last') {
+            yield decodeWith(contract.chunk, msg.data, 'internal', `chunk of ${contract.subject}`) as z.infer<
+              C['chunk']
+            >;
+            return;
+          }
           if (end === 'cancelled') throw new BusError('cancelled', `${contract.subject} was cancelled`);
           throw BusError.fromBody(msg.data);
         }
@@ -626,10 +632,16 @@ export class Bus {
               while (!step.done && !ctx.signal.aborted) {
                 const data = this.encodeChunk(contract, step.value);
                 // A chunk goes out once the handler's next step is known or this turn of the event
-                // loop ends, whichever is first: the last chunk and the end marker then leave in
-                // one socket write (nats.js writes what was published within one microtask run).
+                // loop ends, whichever is first. When that step is the end, the chunk itself says
+                // so (`last`): one message instead of a chunk and an empty end marker, a message
+                // less for the caller, nats-server and this process to handle.
                 const following = chunks.next();
                 const ready = await Promise.race([following, nextTurn()]);
+                if (ready !== NOT_YET && ready.done && !ctx.signal.aborted) {
+                  send(data, (h) => h.set(H.end, 'last'));
+                  step = ready;
+                  return;
+                }
                 send(data);
                 step = ready === NOT_YET ? await following : ready;
               }

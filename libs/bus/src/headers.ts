@@ -8,7 +8,10 @@ export const H = {
   origin: 'Askbus-Origin',
   /** Chunk sequence number in a stream, from 0; the end marker carries the next number. */
   seq: 'Askbus-Seq',
-  /** End of a stream: done | cancelled | error (the body is then an ErrorBody). */
+  /**
+   * End of a stream: `last` (this message is the stream's last chunk), or an end marker with no
+   * chunk: done | cancelled | error (the body is then an ErrorBody).
+   */
   end: 'Askbus-End',
   heartbeat: 'Askbus-Heartbeat',
   /** Error code of a unary reply whose body is an ErrorBody. */

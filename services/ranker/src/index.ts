@@ -113,6 +113,8 @@ export function startRanker(bus: Bus, opts: RankerOptions = {}): RankerHandle {
       if (!prompts) {
         const ranked = rankAnalysed(req.query, analysed, req.understanding);
         stats.scoredItems += ranked.length;
+        // said, so callers can tell no model's latency is behind it (the router's RankBatching)
+        for (const r of ranked) r.scoredBy = 'local';
         yield { items: ranked };
         return;
       }

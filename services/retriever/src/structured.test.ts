@@ -239,6 +239,8 @@ describe('the subjects over NATS', () => {
     const client = await testBus(nats.url, 'router');
     try {
       await serveRetriever(bus, store);
+      // the subscriptions are at the server before the other connection asks (no_responders otherwise)
+      await bus.nc.flush();
       const { profiles } = await client.request(contracts.profile, { site: ['cars'], known: {} });
       expect(profiles.map((p) => p.site)).toEqual(['cars']);
       const { matches } = await client.request(contracts.names, {

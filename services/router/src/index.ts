@@ -12,6 +12,7 @@ import { resultsIn, type QuerySummary } from './routing-telemetry';
 import type { SelectionSettings } from './tool-selection';
 import type { AnswerModel } from './post-ranking';
 import { defaultSearchSettings, type SearchPorts, type SearchSettings } from './search-pipeline';
+import { RankBatching } from './rank-batching';
 
 export * from './ask-pipeline';
 export * from './search-pipeline';
@@ -84,6 +85,7 @@ export function busPorts(
   inactivityMs?: number,
   understander?: Understander,
   admission?: Admission,
+  batching?: RankBatching,
 ): SearchPorts {
   const search = (req: Parameters<SearchPorts['retrieve']>[0], signal: AbortSignal) =>
     bus.request(contracts.search, req, ctx.onward({ signal, timeoutMs: retrieveTimeoutMs }));
@@ -100,8 +102,12 @@ export function busPorts(
         { query, items: items.map(toRankItem), ...(understanding ? { understanding } : {}) },
         ctx.onward({ signal, ...(inactivityMs ? { inactivityMs } : {}) }),
       );
-      for await (const batch of stream) yield batch.items;
+      for await (const batch of stream) {
+        batching?.observe(batch.items);
+        yield batch.items;
+      }
     },
+    ...(batching ? { rankBatchSize: () => batching.size() } : {}),
     ...(understander
       ? {
           understand: async (query: string, site: string[], signal: AbortSignal) =>
@@ -148,6 +154,9 @@ export function startRouter(
       ? undefined
       : new Understander(understandPorts(bus, admission), WordNet.get(), { llm: model.llm });
   const inactivity = opts.inactivityMs ? { inactivityMs: opts.inactivityMs } : {};
+  // a batch size set by hand holds; otherwise it follows who scores (rank-batching.ts)
+  const batching =
+    opts.search?.rankBatchSize === undefined ? new RankBatching(settings.rankBatchSize) : undefined;
   bus.serveStream(contracts.ask, (req, ctx) => {
     const deadline = answerDeadline(Date.now(), ctx.deadline, opts.queryDeadlineMs);
     const routing: RoutingDeps | undefined = tools
@@ -175,7 +184,7 @@ export function startRouter(
     let tool = req.tool ?? 'search';
     const answer = runAsk(
       req,
-      busPorts(bus, ctx, opts.retrieveTimeoutMs, opts.inactivityMs, understander, admission),
+      busPorts(bus, ctx, opts.retrieveTimeoutMs, opts.inactivityMs, understander, admission, batching),
       ctx.signal,
       deadline === undefined ? settings : { ...settings, rankDeadline: deadline },
       undefined,

@@ -35,6 +35,8 @@ export interface SearchPorts {
   ): AsyncIterable<ScoredItem[]>;
   /** The question as structure against the sites' profiles (absent: plain text search). */
   understand?(query: string, site: string[], signal: AbortSignal): Promise<Understanding | undefined>;
+  /** Items per `score` call for this query, when the ports know better than the settings (RankBatching). */
+  rankBatchSize?(): number;
 }
 
 /** What the search path found out, for what follows it (summaries, answers). */
@@ -46,7 +48,11 @@ export interface SearchFindings {
 export interface SearchSettings {
   /** Candidates asked of the retriever (NLWeb: 50). */
   numCandidates: number;
-  /** Items per ranker call; calls run in parallel, spread over the ranker replicas. */
+  /**
+   * Items per ranker call; calls run in parallel, spread over the ranker replicas. Over NATS,
+   * unless set (ASKBUS_RANK_BATCH), it holds while a model scores: rankers that score locally get
+   * a query's candidates in one call (RankBatching).
+   */
   rankBatchSize: number;
   /** Scores above this are sent at once (NLWeb: > 59). */
   earlySendThreshold: number;
@@ -198,8 +204,9 @@ export async function* runSearch(
   const byUrl = new Map(candidates.map((c) => [c.url, c]));
   // The rankers get what they read of each item (the ports say how); the whole items stay here.
   const batches: StoredItem[][] = [];
-  for (let i = 0; i < candidates.length; i += settings.rankBatchSize) {
-    batches.push(candidates.slice(i, i + settings.rankBatchSize));
+  const batchSize = ports.rankBatchSize?.() ?? settings.rankBatchSize;
+  for (let i = 0; i < candidates.length; i += batchSize) {
+    batches.push(candidates.slice(i, i + batchSize));
   }
   const failures: unknown[] = [];
   // The query's deadline cuts ranking short: the calls still running are cancelled through
