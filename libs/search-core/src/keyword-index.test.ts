@@ -143,4 +143,33 @@ describe('KeywordIndex', () => {
     expect(Buffer.concat(parts).equals(saved)).toBe(true);
     expect(index.serialize().equals(saved)).toBe(false);
   });
+
+  it('writes its postings as they lie: a compact or a recompute copies them until the save is written', () => {
+    const build = (): KeywordIndex => {
+      const index = new KeywordIndex();
+      // long postings (written as views of the index's own arrays) and short ones (gathered)
+      for (let d = 0; d < 40_000; d++)
+        index.add(d, doc(`movie ${d}`, d % 2 ? 'a western' : 'a comedy', d % 1000 ? [] : ['Western']));
+      return index;
+    };
+    const index = build();
+    const parts = index.serializeParts();
+    const save = index.saveNumber;
+    const saved = Buffer.concat(parts);
+    for (let d = 0; d < 40_000; d += 3) index.remove(d, doc(`movie ${d}`, d % 2 ? 'a western' : 'a comedy'));
+    index.compact();
+    index.settle();
+    index.add(40_000, doc('movie 40000', 'a western comedy', ['Western']));
+    expect(Buffer.concat(parts).equals(saved)).toBe(true);
+    expect(KeywordIndex.load(saved).search(['western'], 5)).toEqual(build().search(['western'], 5));
+    // once written, nothing reads the parts: changes go where the postings lie, no copy made
+    index.written(save);
+    const next = index.serializeParts();
+    index.written(index.saveNumber);
+    const written = Buffer.concat(next);
+    index.remove(1, doc('movie 1', 'a western'));
+    index.compact();
+    expect(Buffer.concat(next).equals(written)).toBe(false);
+    expect(KeywordIndex.load(index.serialize()).search(['western'], 5)).toEqual(index.search(['western'], 5));
+  });
 });

@@ -36,6 +36,13 @@ interface Postings {
   tfs: Uint32Array;
   impacts: Float32Array;
   length: number;
+  /**
+   * The last save (serializeParts) that handed the docs and tfs out as they lie, and the
+   * impacts: until that save is written (`written`), they are copied before anything writes into
+   * their first `length` entries (appends write past them). 0: none.
+   */
+  sharedIn: number;
+  impactsSharedIn: number;
 }
 /** Field averages may drift this far from those the impacts were computed with before they are recomputed. */
 const MAX_DRIFT = 0.1;
@@ -208,6 +215,9 @@ export class KeywordIndex {
   private byLength: string[][] | undefined;
   private readonly expansionCache = new Map<string, string[]>();
   private scores = new Float32Array(0);
+  /** Saves handed out (serializeParts), and the last of them written (`written`). */
+  private saves = 0;
+  private savesWritten = 0;
 
   get documentCount(): number {
     return this.live;
@@ -291,6 +301,10 @@ export class KeywordIndex {
   /** Recomputes one term's impacts with today's counts. */
   private recompute(id: number, avg: readonly number[]): void {
     const p = this.postings[id]!;
+    if (p.impactsSharedIn > this.savesWritten) {
+      p.impacts = p.impacts.slice();
+      p.impactsSharedIn = 0;
+    }
     const idf = this.idfs(id);
     for (let i = 0; i < p.length; i++) p.impacts[i] = this.impact(p.docs[i]!, p.tfs[i]!, avg, idf);
   }
@@ -344,6 +358,13 @@ export class KeywordIndex {
   /** Drops the postings of removed documents. */
   compact(): void {
     for (const p of this.postings) {
+      if (Math.max(p.sharedIn, p.impactsSharedIn) > this.savesWritten) {
+        // a save may be writing these: the kept postings go to arrays of their own
+        p.docs = p.docs.slice();
+        p.tfs = p.tfs.slice();
+        p.impacts = p.impacts.slice();
+        p.sharedIn = p.impactsSharedIn = 0;
+      }
       let w = 0;
       for (let r = 0; r < p.length; r++) {
         const d = p.docs[r]!;
@@ -428,32 +449,32 @@ export class KeywordIndex {
   }
 
   /**
-   * `serialize`'s bytes in parts, none of them the index's own memory (the index may change while
-   * they are written) and not joined: at 300k items a joined copy doubled what a save holds.
+   * `serialize`'s bytes in parts, not joined (at 300k items a joined copy doubled what a save
+   * holds). The postings are the index's own arrays, not copied (a copy of them all added 130 MB
+   * to a 300k-item store's save): until `written(saveNumber)`, a change copies them before
+   * writing where the parts lie (copy on write). The rest is small, and copied.
    */
   serializeParts(): Buffer[] {
-    let total = 0;
-    for (const p of this.postings) total += p.length;
-    const docs = new Uint32Array(total);
-    const tfs = new Uint32Array(total);
-    const impacts = new Float32Array(total);
-    let at = 0;
+    const save = ++this.saves;
+    const docs = new Gathered();
+    const tfs = new Gathered();
+    const impacts = new Gathered();
     for (const p of this.postings) {
-      docs.set(p.docs.subarray(0, p.length), at);
-      tfs.set(p.tfs.subarray(0, p.length), at);
-      impacts.set(p.impacts.subarray(0, p.length), at);
-      at += p.length;
+      docs.add(p.docs.subarray(0, p.length));
+      tfs.add(p.tfs.subarray(0, p.length));
+      impacts.add(p.impacts.subarray(0, p.length));
+      p.sharedIn = p.impactsSharedIn = save;
     }
     const lengths = new Uint16Array(this.lengths.length + (this.lengths.length % 2));
     lengths.set(this.lengths);
     const sections = [
-      this.alive.words.slice(),
-      lengths,
+      Gathered.of(this.alive.words.slice()),
+      Gathered.of(lengths),
       docs,
       tfs,
       impacts,
-      this.fieldDf.slice(),
-      this.basis.slice(),
+      Gathered.of(this.fieldDf.slice()),
+      Gathered.of(this.basis.slice()),
     ];
     const header = Buffer.from(
       JSON.stringify({
@@ -469,8 +490,18 @@ export class KeywordIndex {
     const parts: Buffer[] = [Buffer.alloc(8), header, Buffer.alloc(pad4(header.length))];
     parts[0]!.writeUInt32LE(FORMAT, 0);
     parts[0]!.writeUInt32LE(header.length, 4);
-    for (const x of sections) parts.push(Buffer.from(x.buffer, x.byteOffset, x.byteLength));
+    for (const x of sections) parts.push(...x.parts());
     return parts;
+  }
+
+  /** The number of the last `serializeParts`: pass it to `written` once its parts are written. */
+  get saveNumber(): number {
+    return this.saves;
+  }
+
+  /** The parts of save `save` and of those before it are written (or dropped): no change copies them any more. */
+  written(save: number): void {
+    this.savesWritten = Math.max(this.savesWritten, save);
   }
 
   /** Reads what `serialize` wrote; throws on anything else. */
@@ -509,6 +540,8 @@ export class KeywordIndex {
         tfs: allTfs.subarray(offset, offset + length),
         impacts: allImpacts.subarray(offset, offset + length),
         length,
+        sharedIn: 0,
+        impactsSharedIn: 0,
       });
       offset += length;
     });
@@ -530,6 +563,8 @@ export class KeywordIndex {
         tfs: new Uint32Array(2),
         impacts: new Float32Array(2),
         length: 0,
+        sharedIn: 0,
+        impactsSharedIn: 0,
       });
       if ((id + 1) * FIELDS > this.fieldDf.length) {
         const df = new Uint32Array(Math.max(64, (id + 1) * FIELDS * 2));
@@ -550,7 +585,8 @@ export class KeywordIndex {
     const p = this.postings[id]!;
     if (p.length === p.docs.length) {
       // loaded postings are views into one shared buffer: growing copies them out
-      const size = Math.max(4, p.length * 2);
+      // by half (not double): at 300k items doubling left a third of the postings' memory unused
+      const size = Math.max(4, Math.ceil(p.length * 1.5));
       const grow = <T extends Uint32Array | Float32Array>(a: T, make: (n: number) => T): T => {
         const next = make(size);
         next.set(a.subarray(0, p.length));
@@ -559,6 +595,7 @@ export class KeywordIndex {
       p.docs = grow(p.docs, (n) => new Uint32Array(n));
       p.tfs = grow(p.tfs, (n) => new Uint32Array(n));
       p.impacts = grow(p.impacts, (n) => new Float32Array(n));
+      p.sharedIn = p.impactsSharedIn = 0;
     }
     p.docs[p.length] = doc;
     p.tfs[p.length] = packed;
@@ -627,6 +664,58 @@ function popcount(word: number): number {
 }
 
 const pad4 = (n: number): number => (4 - (n % 4)) % 4;
+
+/** Views of at least this many bytes are written as they lie; smaller ones are copied into chunks. */
+const VIEW_FROM = 64 * 1024;
+const CHUNK_BYTES = 1 << 20;
+
+/**
+ * One section's bytes from many typed arrays, in order, without one copy of them all: large
+ * arrays as views, small ones (most terms' postings) gathered into chunks of about a megabyte,
+ * so a section of 100k terms is not 100k buffers.
+ */
+class Gathered {
+  private readonly out: Buffer[] = [];
+  private chunk: Buffer | undefined;
+  /** The chunk's bytes from `start` to `used` are not in `out` yet. */
+  private start = 0;
+  private used = 0;
+  byteLength = 0;
+
+  static of(x: Uint16Array | Uint32Array | Float32Array): Gathered {
+    const g = new Gathered();
+    g.add(x);
+    return g;
+  }
+
+  add(x: Uint16Array | Uint32Array | Float32Array): void {
+    const bytes = Buffer.from(x.buffer, x.byteOffset, x.byteLength);
+    this.byteLength += bytes.length;
+    if (bytes.length >= VIEW_FROM) {
+      // the chunk's bytes so far go first; what is left of it takes the next small ones
+      this.flush();
+      this.out.push(bytes);
+      return;
+    }
+    if (!this.chunk || this.used + bytes.length > this.chunk.length) {
+      this.flush();
+      this.chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+      this.start = this.used = 0;
+    }
+    bytes.copy(this.chunk, this.used);
+    this.used += bytes.length;
+  }
+
+  parts(): Buffer[] {
+    this.flush();
+    return this.out;
+  }
+
+  private flush(): void {
+    if (this.chunk && this.used > this.start) this.out.push(this.chunk.subarray(this.start, this.used));
+    this.start = this.used;
+  }
+}
 
 const SerializedHeader = z.object({
   terms: z.array(z.string()),

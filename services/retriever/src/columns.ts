@@ -60,6 +60,8 @@ class Builder {
   numDocs = new Uint32Array(16);
   count = 0;
   first = new Float64Array(0).fill(NaN);
+  /** Entries of `first` a save was handed as they lie (serializeParts): copied before one of them is written. */
+  firstShared = 0;
   view: FactColumn | undefined;
 
   /** Documents by value key: read from the file's lists when first asked for (most columns never are). */
@@ -124,7 +126,8 @@ class Builder {
 
   addNumber(doc: number, num: number): void {
     if (this.count === this.nums.length) {
-      const size = Math.max(16, this.count * 2);
+      // by half (not double), as the postings: less room left unused at the end of a load
+      const size = Math.max(16, Math.ceil(this.count * 1.5));
       const nums = new Float64Array(size);
       nums.set(this.nums);
       this.nums = nums;
@@ -135,11 +138,17 @@ class Builder {
     this.nums[this.count] = num;
     this.numDocs[this.count++] = doc;
     if (doc >= this.first.length) {
-      const first = new Float64Array(Math.max(doc + 1, this.first.length * 2, 64)).fill(NaN);
+      const first = new Float64Array(Math.max(doc + 1, Math.ceil(this.first.length * 1.5), 64)).fill(NaN);
       first.set(this.first);
       this.first = first;
+      this.firstShared = 0;
     }
-    if (Number.isNaN(this.first[doc]!)) this.first[doc] = num;
+    if (!Number.isNaN(this.first[doc]!)) return;
+    if (doc < this.firstShared) {
+      this.first = this.first.slice();
+      this.firstShared = 0;
+    }
+    this.first[doc] = num;
   }
 
   addValue(doc: number, key: string): void {
@@ -228,7 +237,8 @@ export class FactColumns {
    * `serialize`'s bytes in parts, not joined (at 300k items a joined copy added 150 MB to a
    * save). The columns may change while the parts are written: the sorted numbers, their
    * documents and order are made anew when a column changes (never changed in place), so they
-   * are written as they lie; the documents' first numbers are written into: copied.
+   * are written as they lie; so are the documents' first numbers, which are copied before one of
+   * them is written (copy on write: a load only adds documents past them, so none is copied then).
    */
   serializeParts(): Buffer[] {
     const paths: z.infer<typeof Header>['paths'] = [];
@@ -239,7 +249,8 @@ export class FactColumns {
       const { keys, lengths, docs } = b.valueLists();
       const { nums, numDocs, order } = b.column();
       // not the room grown for more documents, nor the documents after the last with a number
-      const first = b.firstTrimmed().slice();
+      const first = b.firstTrimmed();
+      b.firstShared = Math.max(b.firstShared, first.length);
       paths.push({ path, keys, lengths, numbers: b.count, first: first.length, ordered: order.length });
       // the Float64 sections first: every section starts 8-aligned
       parts.push(typed(nums), typed(first), typed(numDocs), typed(order), typed(docs));

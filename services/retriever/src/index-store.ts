@@ -221,20 +221,26 @@ async function readIfExists(path: string): Promise<Buffer | undefined> {
   }
 }
 
-/** What a snapshot writes, captured at one instant under the change lock. */
+/**
+ * What a snapshot writes, captured at one instant under the change lock. Its parts are let go
+ * as each file is written (`take`), not all at once when the last one is.
+ */
 interface Snapshot {
   journalGeneration: number;
   /** The new segment (absent when nothing changed). */
-  segment: { id: number; lines: Buffer[] } | undefined;
+  segment: { id: number; lines: Buffer[] | undefined } | undefined;
   /** Segments the manifest lists after this snapshot (the new one included). */
   segments: SegmentInfo[];
   /** New index files (the graph is written already, under a temp name). */
   index:
     | {
         files: IndexFiles;
-        docs: string;
+        /** The document list's JSON, in chunks. */
+        docs: Iterable<string> | undefined;
         /** The postings, the fact columns and the catalog, as sections of one file. */
-        keyword: Buffer[];
+        keyword: Buffer[] | undefined;
+        /** The keyword index whose postings `keyword` holds as they lie, and that save's number. */
+        postings: { index: KeywordIndex; save: number };
         codes: Buffer[] | undefined;
       }
     | undefined;
@@ -1151,6 +1157,9 @@ export class IndexStore {
     const dir = this.dataDir;
     if (!dir) return;
     await mkdir(dir, { recursive: true });
+    // the snapshot before this one written first: two snapshots' buffers held at once (a load's
+    // last background snapshot and its `persist`) were the top of a 300k load's memory
+    await this.writes;
     const { written } = await this.exclusive(async () => {
       const snapshot = this.capture(dir, this.journal?.generation ?? 0, lagItems, settled);
       await this.journal?.rotate();
@@ -1196,13 +1205,15 @@ export class IndexStore {
       const all = function* (urls: Iterable<string>): Iterable<[string, boolean]> {
         for (const url of urls) yield [url, true];
       };
-      segment = { id: this.nextSegment, lines: lay(all(this.items.urls())) };
+      const lines = lay(all(this.items.urls()));
+      segment = { id: this.nextSegment, lines };
       this.nextSegment++;
-      segments = [{ id: segment.id, records: segment.lines.length, bytes: -1 }];
+      segments = [{ id: segment.id, records: lines.length, bytes: -1 }];
     } else if (this.dirty.size > 0) {
-      segment = { id: this.nextSegment, lines: lay(this.dirty) };
+      const lines = lay(this.dirty);
+      segment = { id: this.nextSegment, lines };
       this.nextSegment++;
-      segments = [...this.segments, { id: segment.id, records: segment.lines.length, bytes: -1 }];
+      segments = [...this.segments, { id: segment.id, records: lines.length, bytes: -1 }];
     } else {
       segment = undefined;
       segments = this.segments;
@@ -1235,11 +1246,13 @@ export class IndexStore {
         profiles: catalog.profiles,
         vocabulary: this.vocabulary.snapshot(),
       };
+      const postings = this.keyword.serializeParts();
       index = {
         files,
-        docs: JSON.stringify(this.urls),
+        docs: jsonChunks(this.urls.slice()),
+        postings: { index: this.keyword, save: this.keyword.saveNumber },
         keyword: packSections([
-          this.keyword.serializeParts(),
+          postings,
           this.factColumns.serializeParts(),
           Buffer.from(JSON.stringify(saved)),
           Buffer.from(catalog.names.buffer, catalog.names.byteOffset, catalog.names.byteLength),
@@ -1275,8 +1288,11 @@ export class IndexStore {
 
   private async writeSnapshot(dir: string, snapshot: Snapshot): Promise<void> {
     if (snapshot.segment) {
-      const { id, lines } = snapshot.segment;
-      const bytes = await writeFileAtomic(join(dir, segmentFile(id)), lineChunks(lines));
+      const { id } = snapshot.segment;
+      const bytes = await writeFileAtomic(
+        join(dir, segmentFile(id)),
+        lineChunks(take(snapshot.segment, 'lines')),
+      );
       // its items are read from it now (their own bytes freed, merged-away segments closed)
       this.items.settle(id, join(dir, segmentFile(id)));
       const info = snapshot.segments.find((s) => s.id === id);
@@ -1284,10 +1300,18 @@ export class IndexStore {
     }
     if (snapshot.index) {
       const g = snapshot.index.files.generation;
-      await writeFileAtomic(join(dir, docsFile(g)), snapshot.index.docs);
-      await writeFileAtomic(join(dir, keywordFile(g)), snapshot.index.keyword);
-      if (snapshot.index.codes) {
-        await writeFileAtomic(join(dir, codesFile(g)), snapshot.index.codes);
+      const { postings } = snapshot.index;
+      try {
+        await writeFileAtomic(join(dir, docsFile(g)), take(snapshot.index, 'docs'));
+        await writeFileAtomic(join(dir, keywordFile(g)), take(snapshot.index, 'keyword'));
+      } finally {
+        // written or failed, the postings are no longer read from: changes need not copy them
+        snapshot.index.keyword = undefined;
+        postings.index.written(postings.save);
+      }
+      const codes = take(snapshot.index, 'codes');
+      if (codes.length) {
+        await writeFileAtomic(join(dir, codesFile(g)), codes);
         await syncAndRename(join(dir, `${graphFile(g)}.pending.tmp`), join(dir, graphFile(g)));
       }
     }
@@ -1604,6 +1628,26 @@ function setOf(index: Map<string, DocSet>, key: string): DocSet {
   let s = index.get(key);
   if (!s) index.set(key, (s = new DocSet()));
   return s;
+}
+
+/** A snapshot's part, taken out of it to be written: its memory goes once written, not with the snapshot. */
+function take<T, K extends keyof T>(from: T, key: K): NonNullable<T[K]> | never[] {
+  const part = from[key];
+  from[key] = undefined as T[K];
+  return part ?? [];
+}
+
+/** `JSON.stringify(strings)` in chunks of about a megabyte (a 300k-item store's URLs are 19 MB). */
+function* jsonChunks(strings: readonly string[]): Iterable<string> {
+  let chunk = '[';
+  for (let i = 0; i < strings.length; i++) {
+    chunk += (i ? ',' : '') + JSON.stringify(strings[i]);
+    if (chunk.length > 1 << 20) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  yield `${chunk}]`;
 }
 
 /** The items with repeated URLs removed, the last of each winning. */

@@ -197,3 +197,43 @@ describe('an index that lags its items', () => {
     }
   }, 120_000);
 });
+
+describe('snapshots written while a load goes on', () => {
+  it('save what the store held when each was taken: persist and reopen answer as a store never saved', async () => {
+    const other = mkdtempSync(join(tmpdir(), 'askbus-persist-during-'));
+    try {
+      const unsaved = await IndexStore.open({ embedder: null });
+      // a small journal: snapshots (the indexes with them) are taken and written as the load goes on,
+      // their postings and columns shared with the store, which changes them meanwhile
+      const saved = await IndexStore.open({ dataDir: other, embedder: null, snapshotAfterBytes: 32 * 1024 });
+      const both = async (site: string, items: typeof movies): Promise<void> => {
+        await unsaved.upsert(site, items);
+        await saved.upsert(site, items);
+      };
+      for (const [site, items] of [
+        ['movies', movies],
+        ['cars', cars],
+      ] as const)
+        for (let i = 0; i < items.length; i += 40) await both(site, items.slice(i, i + 40));
+      // replaced items: dropped postings (compacted when many), impacts recomputed
+      await both(
+        'movies',
+        movies.slice(0, 60).map((m) => ({ ...m, name: `${m.name} (restored)` })),
+      );
+      await saved.persist();
+      const live = await answers(unsaved);
+      expect(await answers(saved)).toEqual(live);
+      await saved.close();
+      expect(JSON.parse(readFileSync(join(other, 'manifest.json'), 'utf8')).segments.length).toBeGreaterThan(
+        1,
+      );
+
+      const reopened = await IndexStore.open({ dataDir: other, embedder: null });
+      expect(reopened.openedFrom).toBe('disk');
+      expect(await answers(reopened)).toEqual(live);
+      await reopened.close();
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
