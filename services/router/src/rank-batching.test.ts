@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { ScoredItem } from '@askbus/contracts';
+import { AskRequest, type ScoredItem, type StoredItem } from '@askbus/contracts';
 import { MAX_RANK_ITEMS, RankBatching } from './rank-batching';
 import { defaultSearchSettings, runSearch, type SearchPorts } from './search-pipeline';
-import { AskRequest, type StoredItem } from '@askbus/contracts';
 
 const scored = (n: number, over: Partial<ScoredItem> = {}): ScoredItem => ({
   url: `https://t.test/${n}`,
