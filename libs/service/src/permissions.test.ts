@@ -204,7 +204,7 @@ describe('a nats-server with the generated authorization', () => {
     const out = [];
     for await (const s of router.stream(perItemScore, { query: 'q', items }, { timeoutMs: 20_000 }))
       out.push(s);
-    // One reply subject, 120 chunks and an end marker: more than allow_responses' default of one.
+    // One reply subject, 120 chunks (the last carries the end): more than allow_responses' default of one.
     expect(out).toHaveLength(120);
     expect(logs.get('ranker')).toEqual([]);
   });
