@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  AskRequest,
-  type Message,
-  type MessageBody,
-  type RetrievedItem,
-  type ScoredItem,
-} from '@askbus/contracts';
+import { AskRequest, type Message, type MessageBody, type ScoredItem } from '@askbus/contracts';
 import { BusError } from '@askbus/bus';
 import { createLlm, Llm, LocalAdapter } from '@askbus/llm';
 import { LatencyAdapter } from '@askbus/llm/testing';
@@ -19,15 +13,7 @@ import {
   type SearchPorts,
   type SearchStats,
 } from './search-pipeline';
-
-const candidate = (n: number): RetrievedItem => ({
-  url: `https://t.test/${n}`,
-  name: `Item ${n}`,
-  site: 't',
-  '@type': 'Thing',
-  schema_object: { '@type': 'Thing', name: `Item ${n}` },
-  retrievalScore: 100 - n,
-});
+import { candidate } from './testing';
 
 /**
  * Ports whose rankers answer the batches in `fast` at once (score 90) and hold the others until

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AskRequest, type ScoredItem, type StoredItem } from '@askbus/contracts';
 import { MAX_RANK_ITEMS, RankBatching } from './rank-batching';
 import { defaultSearchSettings, runSearch, type SearchPorts } from './search-pipeline';
+import { candidate } from './testing';
 
 const scored = (n: number, over: Partial<ScoredItem> = {}): ScoredItem => ({
   url: `https://t.test/${n}`,
@@ -46,14 +47,7 @@ describe('RankBatching', () => {
   });
 
   it('decides how runSearch cuts its candidates into ranking calls', async () => {
-    const candidates = Array.from({ length: 25 }, (_, i) => ({
-      url: `https://t.test/${i}`,
-      name: `Item ${i}`,
-      site: 't',
-      '@type': 'Thing',
-      schema_object: { '@type': 'Thing', name: `Item ${i}` },
-      retrievalScore: 100 - i,
-    }));
+    const candidates = Array.from({ length: 25 }, (_, i) => candidate(i));
     const batching = new RankBatching(10);
     const calls: StoredItem[][] = [];
     const ports: SearchPorts = {

@@ -1,17 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { AskRequest, Message, type RetrievedItem, type ScoredItem, type StoredItem } from '@askbus/contracts';
+import { AskRequest, Message, type ScoredItem, type StoredItem } from '@askbus/contracts';
 import { runAsk } from './ask-pipeline';
 import { defaultSearchSettings, runSearch, type SearchPorts } from './search-pipeline';
 import { UNRANKED_NO_RANKER } from './degrade';
-
-const candidate = (n: number): RetrievedItem => ({
-  url: `https://t.test/${n}`,
-  name: `Item ${n}`,
-  site: 't',
-  '@type': 'Thing',
-  schema_object: { '@type': 'Thing', name: `Item ${n}` },
-  retrievalScore: 100 - n,
-});
+import { candidate } from './testing';
 
 /** Fake ports: scores come from a table, each batch after a delay of its own. */
 function ports(
