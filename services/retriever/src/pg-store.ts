@@ -41,41 +41,38 @@ const MIN_VECTOR_SCORE = 0.08;
 /** Rows a multi-row INSERT carries (12 parameters a row; PostgreSQL takes at most 65,535). */
 const ROWS_PER_INSERT = 500;
 /**
- * Rows of a write's first and last INSERT (when it has more): the database starts on the first
- * while the next is analysed and embedded, and what follows the last commit (the vocabulary and
- * catalog of its rows) is short. A load is a pipeline of two workers, this process and the
- * database: a full first batch left the database idle while 500 rows were prepared, a full last
- * one left it idle while 500 rows were catalogued (together about a sixth of a 3k load).
+ * A write's INSERTs: the first of FIRST_ROWS rows, each next one WRITE_GROWTH times the one
+ * before (up to ROWS_PER_INSERT), and the last LAST_ROWS rows apart. A load is a pipeline of two
+ * workers, this process and the database: this process analyses and embeds a batch (about 0.12
+ * ms a row) while the database writes the one before (about 0.3 ms a row in PGlite), so a batch
+ * at most ~2.5 times the one before is ready when the database is, and the database only waits
+ * for the first one. With a small first batch and then full ones (the earlier scheme: 73, 431
+ * and 73 rows for a loader's upsert of 577) the database idled while the 431 were prepared,
+ * about a sixth of a load. The last rows apart keep short what follows their commit (their
+ * vocabulary and catalog, not overlapped with the database).
  */
-const EDGE_ROWS = 100;
-const MIN_EDGE_ROWS = 20;
+const FIRST_ROWS = 20;
+const WRITE_GROWTH = 2;
+const LAST_ROWS = 40;
 
 /**
- * The bounds a write of `n` rows uses: a small write (a batch of `askbus load`, a few hundred
- * rows) has smaller edges, since the database waits for its first rows at each of a load's
- * hundreds of upserts (30k items in loader batches: 1,636-1,855 → 2,025 items/s inserted).
+ * The [from, to) bounds of a write's INSERTs over `n` rows (each non-empty, in order, covering
+ * 0..n, none over `full`): FIRST_ROWS, then each WRITE_GROWTH times the one before, the last
+ * LAST_ROWS apart when there are more than twice as many.
  */
-export function writeBounds(n: number): [number, number][] {
-  return batchBounds(n, ROWS_PER_INSERT, Math.min(EDGE_ROWS, Math.max(MIN_EDGE_ROWS, Math.ceil(n / 8))));
-}
-
-/**
- * The [from, to) bounds of a write's INSERTs over `n` rows: the first and the last of at most
- * `edge` rows, those between of at most `full` (each batch non-empty, in order, covering 0..n).
- */
-export function batchBounds(n: number, full = ROWS_PER_INSERT, edge = EDGE_ROWS): [number, number][] {
+export function writeBounds(n: number, full = ROWS_PER_INSERT): [number, number][] {
   const out: [number, number][] = [];
+  const body = n > 2 * LAST_ROWS ? n - LAST_ROWS : n;
   let from = 0;
-  const upTo = (to: number) => {
+  for (let size = FIRST_ROWS; from < body; size = Math.min(full, size * WRITE_GROWTH)) {
+    const to = Math.min(body, from + size);
     out.push([from, to]);
     from = to;
-  };
-  if (n > edge) upTo(edge);
-  while (n - from > full + edge) upTo(from + full);
-  if (n - from > edge) upTo(n - edge);
-  if (n > from) upTo(n);
+  }
+  if (from < n) out.push([from, n]);
   return out;
 }
+
 /**
  * A load of at least this many rows (one upsert, or the upserts since the indexes were last
  * whole: `loadRows`), and at least a sixth of the table's before it, drops the HNSW and
@@ -85,6 +82,12 @@ export function batchBounds(n: number, full = ROWS_PER_INSERT, edge = EDGE_ROWS)
  * 0.37 ms a row against 0.02 ms a row to build (30k rows, PGlite), so it follows the same rule.
  */
 const BULK_REBUILD_MIN = 1_000;
+/**
+ * Into an empty table a load of this many rows already defers the indexes: building them over
+ * its rows costs less than keeping them up to date while they are inserted, from the first
+ * upsert (a loader's first upsert of ~580 rows took 1.3 s with the indexes kept, 0.43 s without).
+ */
+const FIRST_LOAD_MIN = 100;
 /**
  * Candidates an HNSW scan keeps before pgvector 0.8 (hnsw.ef_search; the default of 40 would cap
  * a LIMIT 100). From 0.8 iterative scans fill the LIMIT with the default, which also keeps the
@@ -162,8 +165,6 @@ export function termsOf(facts: Readonly<Record<string, readonly (number | string
 
 /** A statement and its parameters. */
 export interface Statement {
-  /** A prepared statement's name (the same text each time). */
-  name?: string;
   text: string;
   values: unknown[];
 }
@@ -696,8 +697,8 @@ export class PgStore {
   }
 
   /**
-   * Embeds and writes rows (insert or replace by URL): multi-row INSERTs of ROWS_PER_INSERT rows
-   * (the first and last of EDGE_ROWS, `batchBounds`), each batch embedded in one call, vectors in binary, and the next batch prepared while the
+   * Embeds and writes rows (insert or replace by URL): multi-row INSERTs of growing size up to
+   * ROWS_PER_INSERT rows (`writeBounds`), each batch embedded in one call, vectors in binary, and the next batch prepared while the
    * previous one is being written. A bulk load (≥ BULK_REBUILD_MIN rows, and ≥ a sixth of the
    * table's, counted over the upserts since the last `persist`) drops the GIN and HNSW indexes and leaves them to `buildDeferredIndexes` — at
    * `persist` (the last batch of a load), before the next search, or at the next `open` — so a
@@ -715,7 +716,11 @@ export class PgStore {
     const before = this.indexesDeferred ? 0 : await this.count();
     // the load so far with this write, against the rows there were before the load
     const loading = this.loadRows + items.length;
-    if (!this.indexesDeferred && loading >= BULK_REBUILD_MIN && loading * 6 >= before - this.loadRows) {
+    const bulkLoad =
+      before - this.loadRows === 0
+        ? loading >= FIRST_LOAD_MIN
+        : loading >= BULK_REBUILD_MIN && loading * 6 >= before - this.loadRows;
+    if (!this.indexesDeferred && bulkLoad) {
       await this.building;
       this.indexesDeferred = true;
       this.deferredRows = before;
@@ -811,7 +816,9 @@ export class PgStore {
       return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}::jsonb, ${p(6)}, ${p(7)}, ${p(8)}, ${p(9)}::vector, ${p(10)}, ${p(11)}::jsonb, ${p(12)}::text[])`;
     });
     // the rows as VALUES, their tsvector made once in the SELECT (not parsed and planned for each
-    // of 500 rows); a full batch's statement is prepared once per connection.
+    // of 500 rows). Not named (prepared once per connection): PGlite over pglite-socket serves
+    // every connection from one session, where a name one connection (or an earlier process)
+    // prepared exists for all and preparing it again fails; unnamed, a 30k load ran as fast.
     // Where a row's time goes (PGlite, CPU a row, 5k synthetic items, no GIN or HNSW): a bare row
     // with its url and site keys 0.15 ms; the three tsvectors 0.07 (the "other text" is ~310
     // characters, capping it saved nothing); the item jsonb 0.05; facts and terms 0.02; the
@@ -827,12 +834,10 @@ export class PgStore {
          ON CONFLICT (url) DO UPDATE SET site = EXCLUDED.site, type = EXCLUDED.type, name = EXCLUDED.name,
            item = EXCLUDED.item, doc = EXCLUDED.doc, embedding = EXCLUDED.embedding, embedder = EXCLUDED.embedder,
            facts = EXCLUDED.facts, terms = EXCLUDED.terms`;
-    const full = batch.length === ROWS_PER_INSERT;
-    if (!withNumbers) return { ...(full ? { name: `${this.table}_insert` } : {}), text: insert, values };
+    if (!withNumbers) return { text: insert, values };
     // the rows' old numbers out and their new ones in, at once with them (the DELETE sees the
     // table as it was before the statement, so only the old ones)
     return {
-      ...(full ? { name: `${this.table}_insert_n` } : {}),
       text: `WITH ins AS (${insert} RETURNING url, site, facts),
            gone AS (DELETE FROM ${this.numbers} n WHERE n.url IN (SELECT url FROM ins))
          INSERT INTO ${this.numbers} (url, site, path, pos, value) ${numbersOf('ins')}`,
