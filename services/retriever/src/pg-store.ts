@@ -700,7 +700,8 @@ export class PgStore {
    * Embeds and writes rows (insert or replace by URL): multi-row INSERTs of growing size up to
    * ROWS_PER_INSERT rows (`writeBounds`), each batch embedded in one call, vectors in binary, and the next batch prepared while the
    * previous one is being written. A bulk load (≥ BULK_REBUILD_MIN rows, and ≥ a sixth of the
-   * table's, counted over the upserts since the last `persist`) drops the GIN and HNSW indexes and leaves them to `buildDeferredIndexes` — at
+   * table's, counted over the upserts since the last `persist`; into an empty table ≥
+   * FIRST_LOAD_MIN rows) drops the GIN and HNSW indexes and leaves them to `buildDeferredIndexes` — at
    * `persist` (the last batch of a load), before the next search, or at the next `open` — so a
    * load in several batches inserts every row without index upkeep and builds each index once.
    * `written(from, to)` is told of each batch (items[from..to)) once it is committed, while the
