@@ -48,8 +48,9 @@ const ROWS_PER_INSERT = 500;
  * at most ~2.5 times the one before is ready when the database is, and the database only waits
  * for the first one. With a small first batch and then full ones (the earlier scheme: 73, 431
  * and 73 rows for a loader's upsert of 577) the database idled while the 431 were prepared,
- * about a sixth of a load. The last rows apart keep short what follows their commit (their
- * vocabulary and catalog, not overlapped with the database).
+ * about a ninth of a load (a statement in flight 89% of its time). The last rows apart keep
+ * short what follows their commit (their vocabulary and catalog, not overlapped with the
+ * database).
  */
 const FIRST_ROWS = 20;
 const WRITE_GROWTH = 2;
