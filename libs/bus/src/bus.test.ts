@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { headers as natsHeaders } from '@nats-io/nats-core';
 import { contracts, type StoredItem } from '@askbus/contracts';
-import type { Bus } from './bus';
+import { JOIN_WAIT_MS, type Bus } from './bus';
 import { BusError } from './errors';
 import { H } from './headers';
 import { testBus, testNats, perItemScore } from './testing';
@@ -296,7 +296,6 @@ describe('reply inbox', () => {
     };
     try {
       expect(await urls('one', 1)).toEqual([item(1).url]);
-      console.log('WIRE', JSON.stringify(wire));
       expect(writes).toBe(1);
       await expect.poll(() => wire.length).toBe(1);
       expect(wire).toEqual([{ seq: '0', end: 'last', bytes: expect.any(Number) }]);
@@ -350,6 +349,108 @@ describe('reply inbox', () => {
     } finally {
       await lone.drain();
       await old.drain();
+    }
+  });
+
+  it('sends a chunk its contract lets join the next one with that chunk, in one message', async () => {
+    const joiner = await testBus(nats.url, 'joiner');
+    const joinScore = {
+      ...perItemScore,
+      subject: 'test.join.score',
+      joinsNext: (c: { description: string }) => c.description === 'head',
+    };
+    const head = { url: 'https://example.test/head', score: 0, description: 'head' };
+    const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    joiner.serveStream(
+      joinScore,
+      async function* (req) {
+        yield head;
+        if (req.query === 'only') return;
+        await pause(req.query === 'slow' ? JOIN_WAIT_MS + 40 : 5);
+        if (req.query === 'fail') throw new BusError('unavailable', 'model is down');
+        for (const it of req.items) yield { url: it.url, score: 1, description: 'one' };
+      },
+      { queue: 'joiner' },
+    );
+    await joiner.nc.flush();
+    const wire: { seq: string | undefined; end: string | undefined; chunks: string | undefined }[] = [];
+    const tap = joiner.nc.subscribe('_INBOX.>', {
+      callback: (_err, m) => {
+        const seq = m.headers?.get(H.seq);
+        if (seq)
+          wire.push({
+            seq,
+            end: m.headers?.get(H.end) || undefined,
+            chunks: m.headers?.get(H.chunks) || undefined,
+          });
+      },
+    });
+    await joiner.nc.flush();
+    const urls = async (query: string, n: number): Promise<string[]> => {
+      const out: string[] = [];
+      const items = Array.from({ length: n }, (_, i) => item(i + 1));
+      for await (const c of client.stream(joinScore, { query, items })) out.push(c.url);
+      return out;
+    };
+    try {
+      // the head waits for the first item and goes with it
+      expect(await urls('quick', 2)).toEqual([head.url, item(1).url, item(2).url]);
+      await expect.poll(() => wire.length).toBe(2);
+      expect(wire).toEqual([
+        { seq: '0', end: undefined, chunks: '2' },
+        { seq: '1', end: 'last', chunks: undefined },
+      ]);
+      // the next chunk comes too late: the head goes alone once JOIN_WAIT_MS have passed
+      wire.length = 0;
+      expect(await urls('slow', 1)).toEqual([head.url, item(1).url]);
+      await expect.poll(() => wire.length).toBe(2);
+      expect(wire.map((w) => [w.seq, w.end, w.chunks])).toEqual([
+        ['0', undefined, undefined],
+        ['1', 'last', undefined],
+      ]);
+      // a stream that ends after the head: the head is its last chunk
+      wire.length = 0;
+      expect(await urls('only', 1)).toEqual([head.url]);
+      await expect.poll(() => wire.length).toBe(1);
+      expect(wire[0]).toEqual({ seq: '0', end: 'last', chunks: undefined });
+      // the handler fails while the head waits: the head still arrives, then the error
+      const got: string[] = [];
+      const failed = (async () => {
+        for await (const c of client.stream(joinScore, { query: 'fail', items: [item(1)] })) got.push(c.url);
+      })();
+      await expect(failed).rejects.toMatchObject({ code: 'unavailable' });
+      expect(got).toEqual([head.url]);
+    } finally {
+      tap.unsubscribe();
+      await joiner.drain();
+    }
+  });
+
+  it('refuses a message whose chunk count is not what it carries', async () => {
+    const liar = await testBus(nats.url, 'liar');
+    const liarScore = { ...perItemScore, subject: 'test.liar.score' };
+    liar.nc.subscribe(liarScore.subject, {
+      queue: 'liar',
+      callback: (_err, m) => {
+        const h = natsHeaders();
+        h.set(H.seq, '0');
+        h.set(H.chunks, '3');
+        h.set(H.end, 'last');
+        const chunk = { url: 'https://example.test/a', score: 2, description: 'a' };
+        liar.nc.publish(m.reply!, new TextEncoder().encode(JSON.stringify([chunk, chunk])), { headers: h });
+      },
+    });
+    await liar.nc.flush();
+    try {
+      const consume = (async () => {
+        for await (const _ of client.stream(liarScore, { query: 'x', items: [item(1)] })) void _;
+      })();
+      await expect(consume).rejects.toMatchObject({
+        code: 'internal',
+        message: expect.stringMatching(/3 chunks/),
+      });
+    } finally {
+      await liar.drain();
     }
   });
 

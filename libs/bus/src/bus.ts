@@ -10,7 +10,7 @@ import {
   eventSubject,
 } from '@askbus/contracts';
 import type { EventContract, StreamContract, UnaryContract } from '@askbus/contracts';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { decodeWith, encodeJson } from './codec';
 import { BusError } from './errors';
 import { Discovery } from './discovery';
@@ -423,17 +423,13 @@ export class Bus {
           finished = true;
           if (end === 'done') return;
           if (end === 'last') {
-            yield decodeWith(contract.chunk, msg.data, 'internal', `chunk of ${contract.subject}`) as z.infer<
-              C['chunk']
-            >;
+            yield* chunksOf(contract, msg) as Iterable<z.infer<C['chunk']>>;
             return;
           }
           if (end === 'cancelled') throw new BusError('cancelled', `${contract.subject} was cancelled`);
           throw BusError.fromBody(msg.data);
         }
-        yield decodeWith(contract.chunk, msg.data, 'internal', `chunk of ${contract.subject}`) as z.infer<
-          C['chunk']
-        >;
+        yield* chunksOf(contract, msg) as Iterable<z.infer<C['chunk']>>;
       }
     } catch (err) {
       failure = BusError.from(err);
@@ -609,6 +605,17 @@ export class Bus {
         this.nc.publish(reply, data, { headers: h });
         lastSent = Date.now();
       };
+      // Chunks encoded and not yet sent: one, or a chunk that waits to join the next (joinsNext).
+      const pending: Uint8Array[] = [];
+      const flush = (last: boolean) => {
+        if (pending.length === 0) return;
+        const n = pending.length;
+        send(n === 1 ? pending[0]! : joinChunks(pending), (h) => {
+          if (n > 1) h.set(H.chunks, String(n));
+          if (last) h.set(H.end, 'last');
+        });
+        pending.length = 0;
+      };
       const heartbeat = setInterval(
         () => {
           if (this.nc.isClosed() || Date.now() - lastSent < this.heartbeatMs) return;
@@ -630,30 +637,39 @@ export class Bus {
             let step = await chunks.next();
             try {
               while (!step.done && !ctx.signal.aborted) {
-                const data = this.encodeChunk(contract, step.value);
+                pending.push(this.encodeChunk(contract, step.value));
                 // A chunk goes out once the handler's next step is known or this turn of the event
-                // loop ends, whichever is first. When that step is the end, the chunk itself says
-                // so (`last`): one message instead of a chunk and an empty end marker, a message
+                // loop ends, whichever is first; a chunk its contract lets join the next waits up to
+                // JOIN_WAIT_MS for it. When that step is the end, the message itself says so
+                // (`last`): one message instead of a chunk and an empty end marker, a message
                 // less for the caller, nats-server and this process to handle.
+                const joins = contract.joinsNext?.(step.value) ?? false;
                 const following = chunks.next();
-                const ready = await Promise.race([following, nextTurn()]);
+                const wait = joins ? waitUpTo(JOIN_WAIT_MS) : { done: nextTurn(), clear: () => {} };
+                const ready = await Promise.race([following, wait.done]);
+                wait.clear();
                 if (ready !== NOT_YET && ready.done && !ctx.signal.aborted) {
-                  send(data, (h) => h.set(H.end, 'last'));
+                  flush(true);
                   step = ready;
                   return;
                 }
-                send(data);
+                if (ready === NOT_YET || !joins) flush(false);
                 step = ready === NOT_YET ? await following : ready;
               }
             } finally {
               if (!step.done) await chunks.return?.(undefined);
             }
             if (ctx.signal.aborted) throw new BusError('cancelled', 'cancelled');
+            flush(false);
             send(new Uint8Array(), (h) => h.set(H.end, 'done'));
           },
           (err) => {
             if (err.code === 'cancelled') send(new Uint8Array(), (h) => h.set(H.end, 'cancelled'));
-            else send(encodeJson(err.toBody()), (h) => h.set(H.end, 'error'));
+            else {
+              // what the handler produced before it failed still reaches the caller
+              flush(false);
+              send(encodeJson(err.toBody()), (h) => h.set(H.end, 'error'));
+            }
           },
         );
       } finally {
@@ -848,6 +864,22 @@ export class Bus {
   }
 }
 
+/** Each chunk's schema as an array's, for messages that carry several (H.chunks). */
+const chunkArrays = new WeakMap<z.ZodType, z.ZodType>();
+/** The chunks one stream message carries: one, or H.chunks of them as a JSON array. */
+function chunksOf(contract: StreamContract<z.ZodType, z.ZodType>, msg: Msg): unknown[] {
+  const what = `chunk of ${contract.subject}`;
+  const count = msg.headers?.get(H.chunks);
+  if (!count) return [decodeWith(contract.chunk, msg.data, 'internal', what)];
+  const n = Number(count);
+  let schema = chunkArrays.get(contract.chunk);
+  if (!schema) chunkArrays.set(contract.chunk, (schema = z.array(contract.chunk)));
+  const chunks = decodeWith(schema, msg.data, 'internal', what) as unknown[];
+  if (!Number.isInteger(n) || n < 2 || chunks.length !== n)
+    throw new BusError('internal', `${what} says it carries ${count} chunks and carries ${chunks.length}`);
+  return chunks;
+}
+
 function isNoResponders(msg: Msg): boolean {
   return msg.headers?.code === 503 && msg.data.length === 0;
 }
@@ -855,6 +887,32 @@ function isNoResponders(msg: Msg): boolean {
 /** What nextTurn resolves to: the other side of the race was not ready within this turn. */
 const NOT_YET = Symbol('not yet');
 const nextTurn = (): Promise<typeof NOT_YET> => new Promise((resolve) => setImmediate(resolve, NOT_YET));
+/**
+ * How long a chunk its contract lets join the next (joinsNext) waits for it. Short beside what a
+ * person notices, long beside what a query without a model takes to its first result.
+ */
+export const JOIN_WAIT_MS = 25;
+/** NOT_YET once `ms` have passed; `clear` lets the timer go when the race is decided first. */
+function waitUpTo(ms: number): { done: Promise<typeof NOT_YET>; clear: () => void } {
+  let timer: NodeJS.Timeout | undefined;
+  const done = new Promise<typeof NOT_YET>((resolve) => {
+    timer = setTimeout(resolve, ms, NOT_YET);
+  });
+  return { done, clear: () => clearTimeout(timer) };
+}
+/** Encoded chunks as one JSON array (each is a JSON text already). */
+function joinChunks(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 1 + parts.length));
+  let at = 0;
+  out[at++] = 0x5b; // [
+  parts.forEach((p, i) => {
+    if (i > 0) out[at++] = 0x2c; // ,
+    out.set(p, at);
+    at += p.length;
+  });
+  out[at++] = 0x5d; // ]
+  return out;
+}
 
 /** What nextMessage returns when the connection came back before any message did. */
 const LINK_LOST = Symbol('link lost');

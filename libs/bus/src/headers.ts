@@ -14,6 +14,11 @@ export const H = {
    */
   end: 'Askbus-End',
   heartbeat: 'Askbus-Heartbeat',
+  /**
+   * A stream message carrying this many chunks (2 or more) as one JSON array: a chunk its contract
+   * lets wait (`joinsNext`) travelling with the chunk after it. One sequence number for them all.
+   */
+  chunks: 'Askbus-Chunks',
   /** Error code of a unary reply whose body is an ErrorBody. */
   error: 'Askbus-Error',
   traceparent: 'traceparent',

@@ -37,6 +37,12 @@ export interface StreamContract<Req extends z.ZodType, Chunk extends z.ZodType> 
   readonly request: Req;
   readonly chunk: Chunk;
   readonly checked?: Checked;
+  /**
+   * Chunks that may wait a little (the bus's JOIN_WAIT_MS) for the stream's next chunk and
+   * travel with it in one message: a chunk that carries no content of its own, so the message,
+   * its hop through nats-server and the caller's handling of it are spared.
+   */
+  joinsNext?(chunk: z.infer<Chunk>): boolean;
 }
 export type Contract = UnaryContract<z.ZodType, z.ZodType> | StreamContract<z.ZodType, z.ZodType>;
 
@@ -51,12 +57,14 @@ const stream = <Req extends z.ZodType, Chunk extends z.ZodType>(
   request: Req,
   chunk: Chunk,
   checked?: Checked,
+  joinsNext?: (chunk: z.infer<Chunk>) => boolean,
 ): StreamContract<Req, Chunk> => ({
   kind: 'stream',
   subject,
   request,
   chunk,
   ...(checked ? { checked } : {}),
+  ...(joinsNext ? { joinsNext } : {}),
 });
 
 export const SearchRequest = z.object({
@@ -178,7 +186,14 @@ export const toolHandlerOf = (subject: string): ToolHandler | undefined => TOOL_
 
 /** Every subject askbus sends or serves. Nothing uses a subject that is not declared here. */
 export const contracts = {
-  ask: stream('ask.v1.run', AskRequest, Message, 'on-receipt'),
+  // the begin message says only that the answer has started: it goes with the first result
+  ask: stream(
+    'ask.v1.run',
+    AskRequest,
+    Message,
+    'on-receipt',
+    (m) => m.message_type === 'begin-nlweb-response',
+  ),
   search: unary('retrieve.v1.search', SearchRequest, SearchReply, 'on-receipt'),
   upsert: unary('retrieve.v1.upsert', UpsertRequest, UpsertReply),
   sites: unary('retrieve.v1.sites', SitesRequest, SitesReply),

@@ -211,8 +211,9 @@ export async function streamNlweb(
   raw.on('error', (err) => req.log.debug({ err }, 'SSE response failed'));
   reply.hijack();
   raw.writeHead(200, { ...pendingHeaders(reply), ...SSE_HEADERS, 'x-query-id': call.request.queryId });
-  // The headers leave with the first message (begin-nlweb-response comes within milliseconds),
-  // in one socket write instead of two; alone only when nothing has come by HEADERS_ALONE_MS.
+  // The headers leave with the first message (begin-nlweb-response, which comes with the first
+  // result or alone after the bus's JOIN_WAIT_MS), in one socket write instead of two; alone only
+  // when nothing has come by HEADERS_ALONE_MS.
   const headersAlone = setTimeout(() => {
     if (!raw.destroyed && !raw.writableEnded) raw.flushHeaders();
   }, HEADERS_ALONE_MS);
