@@ -30,7 +30,7 @@ import {
   type EmbeddingProvider,
   type VocabularySnapshot,
 } from '@askbus/embeddings';
-import { Journal, syncDir, type JournalRecord, type JournalReplay } from './journal';
+import { Journal, syncDir, type JournaledItems, type JournalRecord, type JournalReplay } from './journal';
 import { heldElsewhere, type UpsertOptions, type UpsertResult } from './cross-site';
 import { reciprocalRankFusion, VectorIndex } from './vectors';
 import {
@@ -44,7 +44,7 @@ import {
   type ParsedQuery,
 } from '@askbus/search-core';
 import { docsOf, FactColumns, type FactColumn } from './columns';
-import { ItemBytes } from './items';
+import { ItemBytes, type ItemRef } from './items';
 import {
   codesFile,
   docsFile,
@@ -228,7 +228,7 @@ async function readIfExists(path: string): Promise<Buffer | undefined> {
 interface Snapshot {
   journalGeneration: number;
   /** The new segment (absent when nothing changed). */
-  segment: { id: number; lines: Buffer[] | undefined } | undefined;
+  segment: { id: number; lines: ItemRef[] | undefined; held: number[] } | undefined;
   /** Segments the manifest lists after this snapshot (the new one included). */
   segments: SegmentInfo[];
   /** New index files (the graph is written already, under a temp name). */
@@ -663,6 +663,11 @@ export class IndexStore {
     return this.items.size;
   }
 
+  /** Bytes of items held in memory, in no file yet (a journal replayed on open; a store without a dataDir). */
+  get heldItemBytes(): number {
+    return this.items.ownBytes;
+  }
+
   get(url: string): StoredItem | undefined {
     return this.items.get(url);
   }
@@ -1013,9 +1018,11 @@ export class IndexStore {
       const gone = new Set(refused.map((r) => r.url));
       const kept = gone.size ? latest.filter((i) => !gone.has(i.url)) : latest;
       const keptVectors = gone.size ? vectors.filter((_, n) => !gone.has(latest[n]!.url)) : vectors;
-      // journaled before applied: if the write fails, nothing of the batch has changed either
-      await this.journal?.append({ op: 'upsert', site, items: kept });
-      this.applyUpsert(kept, keptVectors);
+      // journaled before applied: if the write fails, nothing of the batch has changed either;
+      // once journaled, the items are read from the journal (no copy of them held in memory)
+      const jsons = kept.map((item) => JSON.stringify(item));
+      const journaled = await this.journal?.appendUpsert(site, jsons);
+      this.applyUpsert(kept, keptVectors, jsons, journaled);
       this.snapshotIfJournalLarge();
       return { upserted: kept.length, total: this.items.size, ...(refused.length ? { refused } : {}) };
     });
@@ -1047,12 +1054,18 @@ export class IndexStore {
     this.sortedCache.clear();
   }
 
-  private applyUpsert(items: readonly StoredItem[], vectors: readonly ArrayLike<number>[]): void {
+  /** `jsons`: each item's JSON, when made already; `journaled`: where the journal holds them. */
+  private applyUpsert(
+    items: readonly StoredItem[],
+    vectors: readonly ArrayLike<number>[],
+    jsons?: readonly string[],
+    journaled?: JournaledItems,
+  ): void {
     this.invalidate();
     const docs: number[] = [];
     const docVectors: ArrayLike<number>[] = [];
     items.forEach((item, n) => {
-      const json = JSON.stringify(item);
+      const json = jsons?.[n] ?? JSON.stringify(item);
       // the same item again (a site loaded twice): nothing to index
       if (this.items.same(item, json)) return;
       const old = this.items.get(item.url);
@@ -1064,7 +1077,15 @@ export class IndexStore {
         if (oldDoc !== undefined) this.dropDoc(oldDoc, old);
       }
       const facts = this.catalog.add(item);
-      this.items.set(item, json);
+      if (journaled)
+        this.items.setJournaled(
+          item.url,
+          journaled.generation,
+          journaled.path,
+          journaled.at[n]!,
+          journaled.lengths[n]!,
+        );
+      else this.items.set(item, json);
       this.dirty.set(item.url, true);
       const doc = this.urls.length;
       this.urls.push(item.url);
@@ -1187,17 +1208,19 @@ export class IndexStore {
       lines + this.dirty.size > COMPACT_LINES_FACTOR * this.items.size + 1_000;
     let segment: Snapshot['segment'];
     let segments: SegmentInfo[];
-    // the new segment's lines are the items' bytes; each item learns where its line will be
-    const lay = (urls: Iterable<[string, boolean]>): Buffer[] => {
+    // the new segment's lines are the items' bytes, read where they are as the segment is
+    // written (the journal and segments they are in stay until then); each item learns where
+    // its line will be
+    const lay = (urls: Iterable<[string, boolean]>): ItemRef[] => {
       const id = this.nextSegment;
-      const out: Buffer[] = [];
+      const out: ItemRef[] = [];
       let off = 0;
       for (const [url, upserted] of urls) {
-        const line = upserted ? this.items.bytes(url) : Buffer.from(JSON.stringify({ deleted: url }));
+        const line = upserted ? this.items.ref(url) : Buffer.from(JSON.stringify({ deleted: url }));
         if (!line) continue;
         if (upserted) this.items.place(url, id, off);
         out.push(line);
-        off += line.length + 1;
+        off += (Buffer.isBuffer(line) ? line.length : line.len) + 1;
       }
       return out;
     };
@@ -1206,12 +1229,12 @@ export class IndexStore {
         for (const url of urls) yield [url, true];
       };
       const lines = lay(all(this.items.urls()));
-      segment = { id: this.nextSegment, lines };
+      segment = { id: this.nextSegment, lines, held: this.items.hold(lines) };
       this.nextSegment++;
       segments = [{ id: segment.id, records: lines.length, bytes: -1 }];
     } else if (this.dirty.size > 0) {
       const lines = lay(this.dirty);
-      segment = { id: this.nextSegment, lines };
+      segment = { id: this.nextSegment, lines, held: this.items.hold(lines) };
       this.nextSegment++;
       segments = [...this.segments, { id: segment.id, records: lines.length, bytes: -1 }];
     } else {
@@ -1288,11 +1311,16 @@ export class IndexStore {
 
   private async writeSnapshot(dir: string, snapshot: Snapshot): Promise<void> {
     if (snapshot.segment) {
-      const { id } = snapshot.segment;
-      const bytes = await writeFileAtomic(
-        join(dir, segmentFile(id)),
-        lineChunks(take(snapshot.segment, 'lines')),
-      );
+      const { id, held } = snapshot.segment;
+      let bytes: number;
+      try {
+        bytes = await writeFileAtomic(
+          join(dir, segmentFile(id)),
+          lineChunks(this.items.readAll(take(snapshot.segment, 'lines'))),
+        );
+      } finally {
+        this.items.release(held);
+      }
       // its items are read from it now (their own bytes freed, merged-away segments closed)
       this.items.settle(id, join(dir, segmentFile(id)));
       const info = snapshot.segments.find((s) => s.id === id);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StoredItem } from '@askbus/contracts';
-import { ItemBytes } from './items';
+import { ItemBytes, journalSource } from './items';
 
 const item = (n: number, extra = ''): StoredItem => ({
   url: `https://example.org/${n}`,
@@ -136,5 +136,50 @@ describe('ItemBytes', () => {
     expect(bytes.get(item(1).url)).toBeUndefined();
     bytes.set(item(2));
     expect(bytes.get(item(2).url)).toEqual(item(2));
+  });
+  it("reads journaled items from their journal file, and keeps a snapshot's files readable until it lets go", () => {
+    dir = mkdtempSync(join(tmpdir(), 'askbus-items-'));
+    const items = [item(1), item(2, ' “ünïcode”'), item(3)];
+    const jsons = items.map((i) => JSON.stringify(i));
+    // a journal line as Journal.appendUpsert writes it, and where each item lies in it
+    const head = '{"op":"upsert","site":"shop","items":[';
+    const journalPath = join(dir, 'journal-4.jsonl');
+    writeFileSync(journalPath, `${head}${jsons.join(',')}]}\n`);
+    const bytes = new ItemBytes();
+    let at = Buffer.byteLength(head);
+    items.forEach((it, n) => {
+      const len = Buffer.byteLength(jsons[n]!);
+      bytes.setJournaled(it.url, 4, journalPath, at, len);
+      at += len + 1;
+    });
+    expect(bytes.ownBytes).toBe(0);
+    expect(items.map((it) => bytes.get(it.url))).toEqual(items);
+    expect(bytes.location(items[0]!.url)).toBeUndefined();
+
+    // a snapshot captures where they are, then they move to the segment it writes
+    const refs = items.map((it) => bytes.ref(it.url)!);
+    expect(refs.every((r) => !Buffer.isBuffer(r) && r.src === journalSource(4))).toBe(true);
+    const held = bytes.hold(refs);
+    const segPath = join(dir, 'seg-7.jsonl');
+    const lines = segment(segPath, items);
+    for (const it of items) bytes.place(it.url, 7, lines.get(it.url)!.off);
+    bytes.settle(7, segPath);
+    rmSync(journalPath); // as the snapshot's commit removes the journal generations it holds
+    // what the snapshot captured is still read, through the journal's open descriptor
+    expect([...bytes.readAll(refs)].map((b) => b.toString('utf8'))).toEqual(jsons);
+    // and out of order, with a buffer of its own between spans
+    const own = Buffer.from('{"deleted":"x"}');
+    expect([...bytes.readAll([refs[2]!, own, refs[0]!, refs[1]!])].map((b) => b.toString('utf8'))).toEqual([
+      jsons[2],
+      own.toString(),
+      jsons[0],
+      jsons[1],
+    ]);
+    bytes.release(held);
+    // nothing needs the journal now: closed, and gone with its file
+    expect(() => [...bytes.readAll(refs)]).toThrow(/journal generation 4 is not open/);
+    expect(items.map((it) => bytes.get(it.url))).toEqual(items);
+    expect(bytes.location(items[1]!.url)).toEqual({ seg: 7, ...lines.get(items[1]!.url)! });
+    bytes.close();
   });
 });

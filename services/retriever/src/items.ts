@@ -6,10 +6,28 @@ import { grownTo } from '@askbus/search-core';
  * The stored items as bytes (their JSON, as a segment line holds it), decoded only when one is
  * asked for: a site of 300k items costs neither a graph of JS objects nor its JSON in memory.
  * An item written to a segment is read from that file when asked for (the page cache keeps
- * what is read often); an item upserted since is a small buffer of its own until its segment
- * is written. Each item also knows where its line is on disk (segment and offset), so the
- * index can name every document's line and reopening needs no segment parsed.
+ * what is read often); an item upserted since is read from the journal line that holds it, and
+ * only an item with neither (an in-memory store, a journal replayed on open) is a small buffer
+ * of its own until its segment is written. Each item also knows where its line is on disk
+ * (segment and offset), so the index can name every document's line and reopening needs no
+ * segment parsed.
  */
+
+/**
+ * The files items are read from: segments by their id (0 and up), journal files by
+ * `journalSource(generation)` (below -1; -1 is an item's own bytes).
+ */
+export const journalSource = (generation: number): number => -2 - generation;
+
+/**
+ * Where an item's JSON was when a snapshot was captured: its own bytes, or a span of a file
+ * (which stays until that snapshot is written). Read with `ItemBytes.readAll`.
+ */
+export type ItemRef = Buffer | { readonly src: number; readonly at: number; readonly len: number };
+
+/** Spans of one file closer than this are read in one call (a journal record's items are one apart). */
+const RUN_GAP = 16;
+const RUN_BYTES = 1 << 20;
 
 /** Where an item's line is on disk. */
 export interface ItemLocation {
@@ -40,6 +58,12 @@ export class ItemBytes {
   private readonly files = new Map<number, { fd: number; size: number }>();
   /** Each attached segment's path: a closed one is opened again when read (after `close`). */
   private readonly paths = new Map<number, string>();
+  /**
+   * Sources a captured snapshot will read its refs from (by how many snapshots): kept open even
+   * when no item is read from them any more, until that snapshot is written (a journal file
+   * removed meanwhile stays readable through its open descriptor).
+   */
+  private readonly held = new Map<number, number>();
 
   get size(): number {
     return this.slots.size;
@@ -79,18 +103,85 @@ export class ItemBytes {
   bytes(url: string): Buffer | undefined {
     const s = this.slots.get(url);
     if (s === undefined) return undefined;
-    const own = this.own.get(s);
-    if (own) return own;
-    const src = this.src[s]!;
-    const len = this.len[s]!;
+    return this.own.get(s) ?? this.readSpan(this.src[s]!, this.at[s]!, this.len[s]!);
+  }
+
+  /** Where the item's JSON is now (see ItemRef). */
+  ref(url: string): ItemRef | undefined {
+    const s = this.slots.get(url);
+    if (s === undefined) return undefined;
+    return this.own.get(s) ?? { src: this.src[s]!, at: this.at[s]!, len: this.len[s]! };
+  }
+
+  /**
+   * The JSON of each ref, in order. Spans that lie close together in one file (a journal
+   * record's items, a segment's lines) are read in one call of up to RUN_BYTES.
+   */
+  *readAll(refs: Iterable<ItemRef>): Iterable<Buffer> {
+    let run: { src: number; start: number; end: number; spans: Array<[number, number]> } | undefined;
+    const flush = function* (this: ItemBytes): Iterable<Buffer> {
+      if (!run) return;
+      const { src, start, end, spans } = run;
+      run = undefined;
+      const buf = this.readSpan(src, start, end - start);
+      for (const [at, len] of spans) yield buf.subarray(at - start, at - start + len);
+    }.bind(this);
+    for (const ref of refs) {
+      if (Buffer.isBuffer(ref)) {
+        yield* flush();
+        yield ref;
+        continue;
+      }
+      const { src, at, len } = ref;
+      if (
+        run &&
+        (run.src !== src || at < run.end || at - run.end > RUN_GAP || at + len - run.start > RUN_BYTES)
+      )
+        yield* flush();
+      if (run) {
+        run.end = at + len;
+        run.spans.push([at, len]);
+      } else run = { src, start: at, end: at + len, spans: [[at, len]] };
+    }
+    yield* flush();
+  }
+
+  /** Bytes `at`…`at + len` of source `src` (a segment or a journal file). */
+  private readSpan(src: number, at: number, len: number): Buffer {
     const path = this.paths.get(src);
     if (!this.files.has(src) && path) this.attach(src, path);
     const file = this.files.get(src);
-    if (!file) throw new Error(`segment ${src} is not open`);
+    const name = src < -1 ? `journal generation ${-2 - src}` : `segment ${src}`;
+    if (!file) throw new Error(`${name} is not open`);
     const out = Buffer.allocUnsafe(len);
-    const n = readSync(file.fd, out, 0, len, this.at[s]!);
-    if (n !== len) throw new Error(`segment ${src} is shorter than its items`);
+    const n = readSync(file.fd, out, 0, len, at);
+    if (n !== len) throw new Error(`${name} is shorter than its items`);
     return out;
+  }
+
+  /** Keeps the files `refs` lie in open until `release` (a snapshot reads them as it is written). */
+  hold(refs: Iterable<ItemRef>): number[] {
+    const sources = new Set<number>();
+    for (const ref of refs) if (!Buffer.isBuffer(ref)) sources.add(ref.src);
+    for (const src of sources) this.held.set(src, (this.held.get(src) ?? 0) + 1);
+    return [...sources];
+  }
+
+  /** Lets go of what `hold` kept open, and closes the files nothing needs any more. */
+  release(sources: readonly number[]): void {
+    for (const src of sources) {
+      const n = (this.held.get(src) ?? 0) - 1;
+      if (n > 0) this.held.set(src, n);
+      else this.held.delete(src);
+    }
+    this.closeUnused();
+  }
+
+  /** Bytes held in memory as items' own (items in no file yet). */
+  get ownBytes(): number {
+    let n = 0;
+    for (const b of this.own.values()) n += b.length;
+    return n;
   }
 
   /** Whether the item stored at `url` is this very item (same JSON). */
@@ -111,6 +202,22 @@ export class ItemBytes {
     this.src[s] = -1;
     this.at[s] = 0;
     this.len[s] = own.length;
+    this.seg[s] = -1;
+    this.off[s] = -1;
+  }
+
+  /**
+   * Stores an item whose JSON (`len` bytes) is at `at` in the journal file `path` (generation
+   * `generation`), on disk already: nothing of it is held in memory.
+   */
+  setJournaled(url: string, generation: number, path: string, at: number, len: number): void {
+    const src = journalSource(generation);
+    if (!this.files.has(src)) this.attach(src, path);
+    const s = this.slotOf(url);
+    this.own.delete(s);
+    this.src[s] = src;
+    this.at[s] = at;
+    this.len[s] = len;
     this.seg[s] = -1;
     this.off[s] = -1;
   }
@@ -181,15 +288,20 @@ export class ItemBytes {
    */
   settle(seg: number, path: string): void {
     this.attach(seg, path);
-    const used = new Set<number>();
     for (const s of this.slots.values()) {
       if (this.seg[s] === seg) {
         this.own.delete(s);
         this.src[s] = seg;
         this.at[s] = this.off[s]!;
       }
-      if (!this.own.has(s)) used.add(this.src[s]!);
     }
+    this.closeUnused();
+  }
+
+  /** Closes the files (segments, journal files) no item is read from and no snapshot holds. */
+  private closeUnused(): void {
+    const used = new Set<number>(this.held.keys());
+    for (const s of this.slots.values()) if (!this.own.has(s)) used.add(this.src[s]!);
     for (const [id, file] of this.files) {
       if (used.has(id)) continue;
       closeSync(file.fd);

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StoredItem } from '@askbus/contracts';
 import { IndexStore } from './index-store';
-import { parseJournal } from './journal';
+import { Journal, parseJournal } from './journal';
 
 const item = (site: string, n: number, name = `Gadget ${n}`): StoredItem => ({
   url: `https://${site}.example/${n}`,
@@ -139,6 +139,48 @@ describe('IndexStore journal', () => {
     const again = await openStore(dir);
     expect(again.openedFrom).toBe('disk');
     expect(again.replayed.records).toBe(0);
+    expect(again.size).toBe(100);
+  });
+
+  it('journals an upsert as the line append would write, and says where each item lies in it', async () => {
+    const { journal } = await Journal.open(dir, 0, async () => {});
+    await journal.append({ op: 'deleteSite', site: 'z' });
+    const items = [item('a', 1), item('a', 2, 'Gädget “two” ✓'), item('a', 3)];
+    const at = await journal.appendUpsert(
+      'a',
+      items.map((i) => JSON.stringify(i)),
+    );
+    await journal.close();
+    expect(at.generation).toBe(journal.generation);
+    const data = readFileSync(at.path);
+    expect(data.toString('utf8')).toBe(
+      `${JSON.stringify({ op: 'deleteSite', site: 'z' })}\n${JSON.stringify({ op: 'upsert', site: 'a', items })}\n`,
+    );
+    expect(parseJournal(data, at.path).records[1]).toEqual({ op: 'upsert', site: 'a', items });
+    items.forEach((it, n) =>
+      expect(data.subarray(at.at[n]!, at.at[n]! + at.lengths[n]!).toString('utf8')).toBe(JSON.stringify(it)),
+    );
+  });
+
+  it('reads the items it journaled from the journal, holding none of their bytes, through snapshots and a reopen', async () => {
+    const store = await openStore(dir, 2_000);
+    for (let i = 0; i < 20; i++) await store.upsert('a', range('a', i * 5, i * 5 + 5));
+    await store.upsert('a', [item('a', 3, 'Gadget three, renamed')]);
+    expect(store.heldItemBytes).toBe(0);
+    const check = (s: IndexStore) => {
+      expect(s.size).toBe(100);
+      expect(s.get(item('a', 3).url)?.name).toBe('Gadget three, renamed');
+      for (const n of [0, 4, 50, 99]) expect(s.get(item('a', n).url)).toEqual(item('a', n));
+    };
+    check(store);
+    await store.persist(); // waits for the background snapshots too
+    expect(journalFiles(dir).length).toBeLessThanOrEqual(1);
+    check(store);
+    await store.upsert('a', [item('a', 50, 'Gadget fifty, renamed')]);
+    expect(store.get(item('a', 50).url)?.name).toBe('Gadget fifty, renamed');
+    const again = await openStore(dir);
+    expect(again.get(item('a', 50).url)?.name).toBe('Gadget fifty, renamed');
+    expect(again.get(item('a', 3).url)?.name).toBe('Gadget three, renamed');
     expect(again.size).toBe(100);
   });
 

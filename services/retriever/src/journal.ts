@@ -13,6 +13,14 @@ export type JournalRecord = z.infer<typeof JournalRecord>;
 const FILE_PATTERN = /^journal-(\d+)\.jsonl$/;
 const fileName = (generation: number): string => `journal-${generation}.jsonl`;
 
+/** Where an upsert's items lie in the journal: the file, and each item's offset and length in it. */
+export interface JournaledItems {
+  generation: number;
+  path: string;
+  at: number[];
+  lengths: number[];
+}
+
 /** What `Journal.open` found besides the records it replayed. */
 export interface JournalReplay {
   records: number;
@@ -91,8 +99,33 @@ export class Journal {
 
   /** Appends one record and waits until it is on disk. */
   async append(record: JournalRecord): Promise<void> {
+    await this.write(Buffer.from(`${JSON.stringify(record)}\n`));
+  }
+
+  /**
+   * Appends an upsert of items given as their JSON (`JSON.stringify` of each StoredItem; the
+   * line is the one `append` would write) and waits until it is on disk. Where each item's JSON
+   * lies in the file: the store reads the items from there until a segment holds them.
+   */
+  async appendUpsert(site: string, items: readonly string[]): Promise<JournaledItems> {
+    const head = `{"op":"upsert","site":${JSON.stringify(site)},"items":[`;
+    const generation = this.current;
+    const at: number[] = [];
+    const lengths: number[] = [];
+    let off = this.size + Buffer.byteLength(head);
+    items.forEach((json, i) => {
+      if (i > 0) off++; // the comma
+      const len = Buffer.byteLength(json);
+      at.push(off);
+      lengths.push(len);
+      off += len;
+    });
+    await this.write(Buffer.from(`${head}${items.join(',')}]}\n`));
+    return { generation, path: this.path(generation), at, lengths };
+  }
+
+  private async write(line: Buffer): Promise<void> {
     if (this.broken) throw this.broken;
-    const line = Buffer.from(`${JSON.stringify(record)}\n`);
     const handle = this.handle ?? (await this.openCurrent());
     try {
       await handle.appendFile(line);
