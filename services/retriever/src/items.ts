@@ -19,6 +19,9 @@ import { grownTo } from '@askbus/search-core';
  */
 export const journalSource = (generation: number): number => -2 - generation;
 
+/** A source's name in an error: the journal generation or the segment it is. */
+const sourceName = (src: number): string => (src < -1 ? `journal generation ${-2 - src}` : `segment ${src}`);
+
 /**
  * Where an item's JSON was when a snapshot was captured: its own bytes, or a span of a file
  * (which stays until that snapshot is written). Read with `ItemBytes.readAll`.
@@ -151,11 +154,10 @@ export class ItemBytes {
     const path = this.paths.get(src);
     if (!this.files.has(src) && path) this.attach(src, path);
     const file = this.files.get(src);
-    const name = src < -1 ? `journal generation ${-2 - src}` : `segment ${src}`;
-    if (!file) throw new Error(`${name} is not open`);
+    if (!file) throw new Error(`${sourceName(src)} is not open`);
     const out = Buffer.allocUnsafe(len);
     const n = readSync(file.fd, out, 0, len, at);
-    if (n !== len) throw new Error(`${name} is shorter than its items`);
+    if (n !== len) throw new Error(`${sourceName(src)} is shorter than its items`);
     return out;
   }
 
