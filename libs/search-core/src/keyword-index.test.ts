@@ -99,6 +99,32 @@ describe('KeywordIndex', () => {
     expect(() => KeywordIndex.load(index.serialize().subarray(0, 100))).toThrow();
   });
 
+  it('ranks a small filter by looking its documents up in long lists, as the whole lists rank them', () => {
+    // words from a small vocabulary, so lists run from a few documents to most of them
+    let seed = 7;
+    const rnd = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const words = ['drama', 'comedy', 'crime', 'music', 'war', 'family', 'space', 'chess', 'river', 'gold'];
+    const pick = (n: number): string =>
+      Array.from({ length: n }, () => words[Math.floor(rnd() ** 2 * words.length)]).join(' ');
+    const fields = (d: number): ItemFields => doc(`${pick(2)} ${d}`, pick(6), [pick(1)]);
+    const index = new KeywordIndex();
+    for (let d = 0; d < 4_000; d++) index.add(d, fields(d));
+    // removed documents stay in the lists until a compact; some compacted away, some not
+    for (let d = 0; d < 4_000; d += 13) index.remove(d, fields(d));
+    index.compact();
+    for (let d = 5; d < 4_000; d += 17) index.remove(d, fields(d));
+    for (let d = 4_000; d < 4_300; d++) index.add(d, fields(d));
+    const all = Array.from({ length: 4_300 }, (_, d) => d);
+    for (const terms of [['drama'], ['music', 'chess'], ['crime', 'famil'], ['comedy', 'war', 'gold']]) {
+      const ranked = index.search(terms, 10_000);
+      for (const share of [0.002, 0.02, 0.2, 0.9]) {
+        const filter = DocSet.of(all.filter(() => rnd() < share));
+        const expected = ranked.filter((h) => filter.has(h.doc)).slice(0, 25);
+        expect(index.search(terms, 25, filter)).toEqual(expected);
+      }
+    }
+  });
+
   it('keeps the k best, whatever the number of matches', () => {
     const index = new KeywordIndex();
     for (let d = 0; d < 500; d++) index.add(d, doc(`movie ${d}`, d % 7 === 0 ? 'movie movie movie' : ''));

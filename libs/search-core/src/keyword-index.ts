@@ -28,6 +28,11 @@ const DELTA = 0.5;
 const FUZZY_WEIGHT = 0.3;
 const PREFIX_WEIGHT = 0.4;
 const MAX_EXPANSIONS = 32;
+/**
+ * A term's postings are looked up document by document of a filter when the list is this many
+ * times longer than the filter (a lookup is a few steps of a search; a walk, one per posting).
+ */
+const LOOKUP_FROM = 8;
 const FORMAT = 1;
 
 interface Postings {
@@ -418,10 +423,31 @@ export class KeywordIndex {
     const touched: number[] = [];
     const alive = this.alive.words;
     const allowed = filter?.words;
+    // the filter's size (counted once), and its documents, listed when a term's list is much
+    // longer than the filter
+    let filterSize: number | undefined;
+    let filterDocs: Uint32Array | undefined;
     for (const [id, { weight, sources }] of weighted) {
       const p = this.postings[id]!;
       const docs = p.docs;
       const impacts = p.impacts;
+      if (filter && p.length > LOOKUP_FROM * (filterSize ??= filter.size)) {
+        filterDocs ??= filter.toArray();
+        // each of the filter's documents looked up in the list (ascending by document: documents
+        // are numbered as they come and added in that order), galloping from the last one found,
+        // instead of the whole list walked: the same postings, in the same order
+        let at = 0;
+        for (let f = 0; f < filterDocs.length && at < p.length; f++) {
+          const d = filterDocs[f]!;
+          at = firstAtLeast(docs, at, p.length, d);
+          if (at >= p.length || docs[at] !== d) continue;
+          if ((alive[d >>> 5]! & (1 << (d & 31))) === 0) continue;
+          if (matched[d] === 0) touched.push(d);
+          matched[d]! |= sources;
+          scores[d]! += weight * impacts[at]!;
+        }
+        continue;
+      }
       for (let i = 0; i < p.length; i++) {
         const d = docs[i]!;
         const word = d >>> 5;
@@ -727,6 +753,30 @@ const SerializedHeader = z.object({
 });
 
 /** The `k` best of `docs` by `scores`, best first (ties: lower number first). */
+/**
+ * The first position from `from` on whose document is `d` or after it (`length` when none), in
+ * a list ascending by document: steps doubling from `from`, then a binary search within the last.
+ */
+function firstAtLeast(docs: Uint32Array, from: number, length: number, d: number): number {
+  if (from >= length || docs[from]! >= d) return from;
+  let below = from; // docs[below] < d
+  let step = 1;
+  let hi = from + 1;
+  while (hi < length && docs[hi]! < d) {
+    below = hi;
+    step *= 2;
+    hi = below + step;
+  }
+  if (hi > length) hi = length;
+  let lo = below + 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (docs[mid]! < d) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 function topK(docs: readonly number[], scores: Float32Array, k: number): KeywordHit[] {
   if (k <= 0) return [];
   // a min-heap of the best k so far

@@ -5,6 +5,7 @@ import { fitOfValue, type Fact } from '@askbus/understand';
 import { docsOf, FactColumns, type FactColumn } from './columns';
 import { ColumnSelection, sortTarget, type SelectionSource } from './index-store';
 import { contenders, nthLargest } from './structured-search';
+import { UrlOrder } from './url-order';
 import { seededRandom } from './synthetic';
 
 /**
@@ -36,12 +37,14 @@ function source(docs: number, seed: number): { src: SelectionSource; a: number[]
     ['b', column(b)],
   ]);
   const url = (doc: number): string => `https://x.example/${String(doc).padStart(5, '0')}`;
+  const urls = Array.from({ length: docs }, (_, doc) => url(doc));
   const src: SelectionSource = {
     item: (doc) => ({ url: url(doc) }) as StoredItem,
     url,
     doc: (u) => Number(u.slice(-5)),
     column: (path) => columns.get(path)!,
     sorted: (target) => sortTarget(target, { column: (path) => columns.get(path)! }),
+    byUrl: new UrlOrder(() => urls),
   };
   return { src, a, b };
 }
