@@ -752,7 +752,6 @@ const SerializedHeader = z.object({
   sections: z.array(z.number().int().nonnegative()),
 });
 
-/** The `k` best of `docs` by `scores`, best first (ties: lower number first). */
 /**
  * The first position from `from` on whose document is `d` or after it (`length` when none), in
  * a list ascending by document: steps doubling from `from`, then a binary search within the last.
@@ -777,6 +776,7 @@ function firstAtLeast(docs: Uint32Array, from: number, length: number, d: number
   return lo;
 }
 
+/** The `k` best of `docs` by `scores`, best first (ties: lower number first). */
 function topK(docs: readonly number[], scores: Float32Array, k: number): KeywordHit[] {
   if (k <= 0) return [];
   // a min-heap of the best k so far
