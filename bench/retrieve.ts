@@ -97,6 +97,13 @@ const ChildResult = z.object({
   insertSeconds: z.number().optional(),
   diskBytes: z.number(),
   rssBytes: z.number(),
+  /**
+   * Embedded only: this process's RSS after the load and the rounds (the memory of the process
+   * that loaded, serving), and of it anonymous and file-backed pages.
+   */
+  afterLoadRssBytes: z.number().optional(),
+  afterLoadRssAnonBytes: z.number().optional(),
+  afterLoadRssFileBytes: z.number().optional(),
   p50Ms: z.number(),
   p99Ms: z.number(),
   /** The slowest sample (often a GC pause): with 20 × rounds samples, p99 is the 1 %-slowest, not this. */
@@ -335,6 +342,7 @@ async function runOne(backend: Backend, size: number, rounds: number): Promise<C
     await byFacts?.close();
     const all = samples.flat();
     const diskBytes = await opened.diskBytes();
+    const afterLoad = opened.dataDir ? { rss: process.memoryUsage().rss, ...rssParts() } : undefined;
     if (!comparing) peakRss = Math.max(peakRss, process.memoryUsage().rss);
     const serverRss = serverRssBefore ?? (await opened.serverRssBytes?.()) ?? 0;
     if (opened.dataDir) process.stdout.write(`DATADIR ${opened.dataDir}\n`);
@@ -347,6 +355,9 @@ async function runOne(backend: Backend, size: number, rounds: number): Promise<C
       insertSeconds,
       diskBytes,
       rssBytes: peakRss + serverRss,
+      ...(afterLoad ? { afterLoadRssBytes: afterLoad.rss } : {}),
+      ...(afterLoad?.anon !== undefined ? { afterLoadRssAnonBytes: afterLoad.anon } : {}),
+      ...(afterLoad?.file !== undefined ? { afterLoadRssFileBytes: afterLoad.file } : {}),
       p50Ms: percentile(all, 50),
       p99Ms: percentile(all, 99),
       maxMs: Math.max(...all),
@@ -505,12 +516,14 @@ function report(results: ChildResult[], runRounds: number): string {
     `${new Date().toISOString()} · ${cpus().length} cores (${cpus()[0]?.model ?? '?'}) · Node ${process.version} · ` +
       `${QUERIES.length} questions × ${rounds} rounds after a warm-up, each through the store's searchWithOutcome (50 results)`,
     '',
-    '| items | backend | load s | load items/s | inserts items/s | on disk MB | peak RSS MB | p50 ms | p99 ms | max ms | mean ms | first ask p50 ms | reopen s | first ask after reopen p50 ms | RSS after reopen MB | of it anon / file MB |',
-    '| ----: | ------- | -----: | -----------: | --------------: | ---------: | ----------: | -----: | -----: | -----: | ------: | ---------------: | -------: | ----------------------------: | ------------------: | -------------------: |',
+    '| items | backend | load s | load items/s | inserts items/s | on disk MB | peak RSS MB | RSS after load MB (anon / file) | p50 ms | p99 ms | max ms | mean ms | first ask p50 ms | reopen s | first ask after reopen p50 ms | RSS after reopen MB | of it anon / file MB |',
+    '| ----: | ------- | -----: | -----------: | --------------: | ---------: | ----------: | ------------------------------: | -----: | -----: | -----: | ------: | ---------------: | -------: | ----------------------------: | ------------------: | -------------------: |',
     ...results.map(
       (r) =>
-        `| ${r.size} | ${r.backend} | ${r.loadSeconds.toFixed(1)} | ${Math.round(r.loadItemsPerSecond)} | ${r.insertSeconds === undefined ? '–' : Math.round(r.size / r.insertSeconds)} | ${mb(r.diskBytes)} | ${mb(r.rssBytes)} | ${ms(r.p50Ms)} | ${ms(r.p99Ms)} | ${r.maxMs === undefined ? '–' : ms(r.maxMs)} | ${ms(r.meanMs)} | ${r.firstAskP50Ms === undefined ? '–' : ms(r.firstAskP50Ms)} | ${r.reopenSeconds === undefined ? '–' : r.reopenSeconds.toFixed(1)} | ${r.reopenP50Ms === undefined ? '–' : ms(r.reopenP50Ms)} | ${r.reopenRssBytes === undefined ? '–' : mb(r.reopenRssBytes)} | ${r.reopenRssAnonBytes === undefined || r.reopenRssFileBytes === undefined ? '–' : `${mb(r.reopenRssAnonBytes)} / ${mb(r.reopenRssFileBytes)}`} |`,
+        `| ${r.size} | ${r.backend} | ${r.loadSeconds.toFixed(1)} | ${Math.round(r.loadItemsPerSecond)} | ${r.insertSeconds === undefined ? '–' : Math.round(r.size / r.insertSeconds)} | ${mb(r.diskBytes)} | ${mb(r.rssBytes)} | ${r.afterLoadRssBytes === undefined ? '–' : `${mb(r.afterLoadRssBytes)}${r.afterLoadRssAnonBytes === undefined || r.afterLoadRssFileBytes === undefined ? '' : ` (${mb(r.afterLoadRssAnonBytes)} / ${mb(r.afterLoadRssFileBytes)})`}`} | ${ms(r.p50Ms)} | ${ms(r.p99Ms)} | ${r.maxMs === undefined ? '–' : ms(r.maxMs)} | ${ms(r.meanMs)} | ${r.firstAskP50Ms === undefined ? '–' : ms(r.firstAskP50Ms)} | ${r.reopenSeconds === undefined ? '–' : r.reopenSeconds.toFixed(1)} | ${r.reopenP50Ms === undefined ? '–' : ms(r.reopenP50Ms)} | ${r.reopenRssBytes === undefined ? '–' : mb(r.reopenRssBytes)} | ${r.reopenRssAnonBytes === undefined || r.reopenRssFileBytes === undefined ? '–' : `${mb(r.reopenRssAnonBytes)} / ${mb(r.reopenRssFileBytes)}`} |`,
     ),
+    '',
+    'RSS after load: the process that loaded, after `persist` and the rounds of questions (the memory it serves in); anon and file as for reopen below. Runs before 2026-12-07 17:00 UTC did not measure it.',
     '',
     'first ask: the warm-up round, each question asked for the first time after the load (what is built on first use: sort orders of derived quantities, quantiles); p50, p99 and max are of the rounds after it.',
     '',

@@ -243,6 +243,11 @@ interface Snapshot {
         /** The keyword index whose postings `keyword` holds as they lie, and that save's number. */
         postings: { index: KeywordIndex; save: number };
         codes: Buffer[] | undefined;
+        /**
+         * A load's end (`persist`): the graph's version as saved, so that once its file is
+         * committed the graph is searched there instead of in memory (VectorIndex.viewSaved).
+         */
+        viewGraph?: number;
       }
     | undefined;
   /** The index files the manifest names after this snapshot. */
@@ -1264,6 +1269,7 @@ export class IndexStore {
           : {}),
       };
       const codes = this.vectors?.save(join(dir, `${graphFile(generation)}.pending.tmp`));
+      const viewGraph = settled && this.vectors ? this.vectors.graphVersion : undefined;
       // the names' URLs saved as their document numbers (the document list has the URLs)
       const catalog = this.catalog.snapshot((url) => this.docOf.get(url), settled);
       const saved: SavedCatalog = {
@@ -1285,6 +1291,7 @@ export class IndexStore {
           Buffer.from(JSON.stringify(this.savedFilters())),
         ]),
         codes,
+        ...(viewGraph === undefined ? {} : { viewGraph }),
       };
       this.indexFiles = files;
     }
@@ -1312,6 +1319,8 @@ export class IndexStore {
   }
 
   private async writeSnapshot(dir: string, snapshot: Snapshot): Promise<void> {
+    /** The graph file this snapshot wrote, when it did. */
+    let graphPath: string | undefined;
     if (snapshot.segment) {
       const { id, held } = snapshot.segment;
       let bytes: number;
@@ -1342,7 +1351,8 @@ export class IndexStore {
       const codes = take(snapshot.index, 'codes');
       if (codes.length) {
         await writeFileAtomic(join(dir, codesFile(g)), codes);
-        await syncAndRename(join(dir, `${graphFile(g)}.pending.tmp`), join(dir, graphFile(g)));
+        graphPath = join(dir, graphFile(g));
+        await syncAndRename(`${graphPath}.pending.tmp`, graphPath);
       }
     }
     const unwritten = snapshot.segments.find((s) => s.bytes < 0);
@@ -1360,6 +1370,15 @@ export class IndexStore {
     await syncDir(dir);
     await this.journal?.removeThrough(snapshot.journalGeneration);
     await this.removeUnused(dir, manifest);
+    const viewGraph = snapshot.index?.viewGraph;
+    if (viewGraph !== undefined && graphPath !== undefined) {
+      try {
+        this.vectors?.viewSaved(graphPath, viewGraph);
+      } catch (err) {
+        // committed all the same; the graph is built again from the codes when next searched
+        this.onBackgroundError?.(err);
+      }
+    }
   }
 
   /** Files no manifest names any more: segments merged away, index files of older generations, the old layout. */

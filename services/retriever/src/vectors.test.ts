@@ -108,6 +108,52 @@ describe('VectorIndex', () => {
     }
   });
 
+  it('searches the graph where it saved it while unchanged since (viewSaved), reads it back to change it, and builds it again from the codes when the file is bad', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'askbus-vectors-'));
+    try {
+      const graph = join(dir, 'g.usearch');
+      const index = new VectorIndex(dims);
+      index.setMany(
+        all.slice(0, 2_000).map((_, i) => i),
+        all.slice(0, 2_000),
+      );
+      index.save(graph);
+      const saved = index.graphVersion;
+      const before = index.search(all[5]!, 10, undefined, 0, true);
+      // changed since its save: the file no longer holds the graph
+      index.set(2_000, all[2_000]!);
+      index.search(all[5]!, 1, undefined, 0, true);
+      expect(index.viewSaved(graph, saved)).toBe(false);
+      expect(index.search(all[2_000]!, 1, undefined, 0, true)[0]!.doc).toBe(2_000);
+      index.save(graph);
+      const after = index.search(all[5]!, 10, undefined, 0, true);
+      expect(index.viewSaved(graph, index.graphVersion)).toBe(true);
+      expect(index.viewSaved(graph, index.graphVersion)).toBe(false); // viewed already
+      expect(index.search(all[5]!, 10, undefined, 0, true)).toEqual(after);
+      expect(after.slice(0, 5)).toEqual(before.slice(0, 5));
+      // a change reads the file back into memory first
+      index.set(2_001, all[2_001]!);
+      index.delete(3);
+      const changed = index.search(all[2_001]!, 3, undefined, 0, true);
+      expect(changed[0]!.doc).toBe(2_001);
+      expect(index.search(all[3]!, 20, undefined, 0, true).map((h) => h.doc)).not.toContain(3);
+      // a file that does not hold the graph: an error, and the graph built again from the codes
+      index.save(graph);
+      writeFileSync(graph, Buffer.alloc(64));
+      expect(() => index.viewSaved(graph, index.graphVersion)).toThrow();
+      expect(index.search(all[2_001]!, 3, undefined, 0, true)).toEqual(changed);
+      expect(index.size).toBe(2_001);
+      // viewed, the graph is the file's, not the memory's: gone with the file
+      index.save(graph);
+      expect(index.viewSaved(graph, index.graphVersion)).toBe(true);
+      rmSync(graph);
+      index.set(2_002, all[2_002]!);
+      expect(() => index.search(all[2_002]!, 1, undefined, 0, true)).toThrow();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('saves documents 0…n−1 without copying their codes, and a document set again after copies them first (the saved bytes stay as saved)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'askbus-vectors-'));
     try {

@@ -66,6 +66,8 @@ export class VectorIndex {
   private inGraph = new DocSet();
   private pending: number[] = [];
   private count = 0;
+  /** Changes made to the graph so far (adds, removals): tells whether a saved file still holds it. */
+  private graphEdits = 0;
   /** The SIMD scan's kernel, made on the first scan that uses it (null: it cannot run here). */
   private kernel: DotKernel | null | undefined;
 
@@ -110,7 +112,10 @@ export class VectorIndex {
       this.present.add(doc);
       this.pending.push(doc);
     });
-    if (replaced.length) this.writable().remove(replaced);
+    if (replaced.length) {
+      this.writable().remove(replaced);
+      this.graphEdits++;
+    }
     if (this.count > EXACT_BELOW && this.pending.length >= PENDING_BATCH) this.flush();
   }
 
@@ -121,6 +126,7 @@ export class VectorIndex {
     if (this.inGraph.has(doc)) {
       this.inGraph.delete(doc);
       this.writable().remove(BigInt(doc));
+      this.graphEdits++;
     }
   }
 
@@ -137,6 +143,7 @@ export class VectorIndex {
       return fullRange(v);
     });
     this.writable().add(BigUint64Array.from(docs.map(BigInt)), floats, THREADS);
+    this.graphEdits++;
     for (const d of docs) this.inGraph.add(d);
   }
 
@@ -405,6 +412,38 @@ export class VectorIndex {
     const codes = new Int16Array(docs.length * this.dimensions);
     docs.forEach((doc, n) => codes.set(this.codesOf(doc), n * this.dimensions));
     return [header, bytes(docs), bytes(scales), bytes(codes)];
+  }
+
+  /** The graph's version: what `viewSaved` is given to tell whether a saved file still holds the graph. */
+  get graphVersion(): number {
+    return this.graphEdits;
+  }
+
+  /**
+   * Searches the graph where `save` wrote it (mapped, as after an open) instead of in memory,
+   * when it has not changed since (`version`: graphVersion after that save). A graph built
+   * in memory by a load holds its nodes in growing arenas (at 300k items several hundred MB
+   * more than its file); the next change reads the file into memory again. Returns whether it
+   * did.
+   */
+  viewSaved(graphPath: string, version: number): boolean {
+    if (this.viewed || version !== this.graphEdits) return false;
+    const size = this.ann.size();
+    // on the same index: usearch frees the graph in memory before it maps the file (a new index
+    // would leave the old one's memory to whenever its object is collected)
+    try {
+      this.ann.view(graphPath);
+      if (this.ann.size() !== size) throw new Error('vector graph file does not hold the graph');
+    } catch (err) {
+      // the graph is gone from memory either way: built again from the codes, on the next search
+      this.ann = newAnn(this.dimensions);
+      this.pending = [...this.inGraph];
+      this.inGraph = new DocSet();
+      this.graphEdits++;
+      throw err;
+    }
+    this.viewed = graphPath;
+    return true;
   }
 
   /** Reads what `save` wrote (throws when it does not fit together). */
