@@ -342,6 +342,8 @@ async function runOne(backend: Backend, size: number, rounds: number): Promise<C
     await byFacts?.close();
     const all = samples.flat();
     const diskBytes = await opened.diskBytes();
+    // measured as after a reopen (below): once the collector has given back what is dead
+    if (opened.dataDir) await collectGarbage();
     const afterLoad = opened.dataDir ? { rss: process.memoryUsage().rss, ...rssParts() } : undefined;
     if (!comparing) peakRss = Math.max(peakRss, process.memoryUsage().rss);
     const serverRss = serverRssBefore ?? (await opened.serverRssBytes?.()) ?? 0;
@@ -396,6 +398,20 @@ const ReopenResult = z.object({
   reopenP50Ms: z.number(),
 });
 
+/**
+ * Collects garbage (with --expose-gc), three times with a pause: what the collector finds dead
+ * (the index files' read buffers, among them the keyword file's 264 MiB at 300k) is given back to
+ * the system by a task of its own after gc() returns. Read at once, RSS still counted it (about
+ * 360 MiB at 300k before 2026-12-07 07:00 UTC), where a serving process is rid of it within
+ * milliseconds.
+ */
+async function collectGarbage(): Promise<void> {
+  for (let i = 0; i < 3; i++) {
+    global.gc?.();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** This process's resident memory split into anonymous and file-backed pages (Linux; undefined elsewhere). */
 function rssParts(): { anon?: number; file?: number } {
   try {
@@ -437,14 +453,7 @@ async function runReopen(dir: string, size: number): Promise<z.infer<typeof Reop
       });
       times.push(performance.now() - t);
     }
-    // What the collector finds dead (the index files' read buffers, among them the keyword
-    // file's 264 MiB at 300k) is given back to the system by a task of its own after gc()
-    // returns: read at once, RSS still counted it (about 360 MiB at 300k before 2026-12-07 07:00
-    // UTC), where a serving process is rid of it within milliseconds.
-    for (let i = 0; i < 3; i++) {
-      global.gc?.();
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await collectGarbage();
     const reopenRssBytes = process.memoryUsage().rss;
     const { anon, file } = rssParts();
     await store.close();
@@ -523,7 +532,7 @@ function report(results: ChildResult[], runRounds: number): string {
         `| ${r.size} | ${r.backend} | ${r.loadSeconds.toFixed(1)} | ${Math.round(r.loadItemsPerSecond)} | ${r.insertSeconds === undefined ? '–' : Math.round(r.size / r.insertSeconds)} | ${mb(r.diskBytes)} | ${mb(r.rssBytes)} | ${r.afterLoadRssBytes === undefined ? '–' : `${mb(r.afterLoadRssBytes)}${r.afterLoadRssAnonBytes === undefined || r.afterLoadRssFileBytes === undefined ? '' : ` (${mb(r.afterLoadRssAnonBytes)} / ${mb(r.afterLoadRssFileBytes)})`}`} | ${ms(r.p50Ms)} | ${ms(r.p99Ms)} | ${r.maxMs === undefined ? '–' : ms(r.maxMs)} | ${ms(r.meanMs)} | ${r.firstAskP50Ms === undefined ? '–' : ms(r.firstAskP50Ms)} | ${r.reopenSeconds === undefined ? '–' : r.reopenSeconds.toFixed(1)} | ${r.reopenP50Ms === undefined ? '–' : ms(r.reopenP50Ms)} | ${r.reopenRssBytes === undefined ? '–' : mb(r.reopenRssBytes)} | ${r.reopenRssAnonBytes === undefined || r.reopenRssFileBytes === undefined ? '–' : `${mb(r.reopenRssAnonBytes)} / ${mb(r.reopenRssFileBytes)}`} |`,
     ),
     '',
-    'RSS after load: the process that loaded, after `persist` and the rounds of questions (the memory it serves in); anon and file as for reopen below. Runs before 2026-12-07 17:00 UTC did not measure it.',
+    'RSS after load: the process that loaded, after `persist`, the rounds of questions and a garbage collection as for reopen (the memory it serves in); anon and file as for reopen below. Runs before 2026-12-07 16:20 UTC did not measure it.',
     '',
     'first ask: the warm-up round, each question asked for the first time after the load (what is built on first use: sort orders of derived quantities, quantiles); p50, p99 and max are of the rounds after it.',
     '',
