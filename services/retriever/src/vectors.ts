@@ -427,8 +427,9 @@ export class VectorIndex {
    * did.
    */
   viewSaved(graphPath: string, version: number): boolean {
-    if (this.viewed || version !== this.graphEdits) return false;
     const size = this.ann.size();
+    // an empty graph holds no memory worth a mapping
+    if (this.viewed || version !== this.graphEdits || size === 0) return false;
     // on the same index: usearch frees the graph in memory before it maps the file (a new index
     // would leave the old one's memory to whenever its object is collected)
     try {
