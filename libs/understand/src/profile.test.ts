@@ -12,6 +12,8 @@ const contribution = (item: StoredItem) => contributionOf(item['@type'], extract
 const throughJson = (s: ProfileSnapshot): ProfileSnapshot => JSON.parse(JSON.stringify(s)) as ProfileSnapshot;
 /** The profile without its version (a restored builder counts changes on from the saved count). */
 const counts = (b: ProfileBuilder) => ({ ...b.profile(), version: '' });
+/** A catalog's movies profile without its version (the epoch differs between catalogs). */
+const catalogCounts = (c: SiteCatalog) => ({ ...c.profile('movies')!, version: '' });
 
 describe('ProfileBuilder.snapshot / restore', () => {
   const some = movies.slice(0, 400);
@@ -100,6 +102,47 @@ describe('SiteCatalog.snapshot / restore', () => {
     const q = `is ${movies[7]!.name} like ${movies[8]!.name}`;
     expect(restored.names.find(q)).toEqual(live.names.find(q));
     expect(restored.names.find(q).length).toBeGreaterThan(0);
+  });
+});
+
+describe('SiteCatalog.settle', () => {
+  const first = movies.slice(0, 300);
+  const later = movies.slice(300, 340);
+  const catalogOf = (items: StoredItem[]): SiteCatalog => {
+    const c = new SiteCatalog(false);
+    for (const item of items) c.add(item);
+    return c;
+  };
+
+  it('holds the counts as saved, with the same profile and version, and counts on as before', () => {
+    const live = catalogOf(first);
+    const settled = catalogOf(first);
+    const before = settled.profile('movies')!;
+    settled.settle(settled.snapshot(() => undefined).profiles);
+    expect(settled.profile('movies')).toEqual(before);
+    expect(settled.version('movies')).toBe(settled.profile('movies')!.version);
+    expect(settled.snapshot(() => undefined).profiles).toEqual(live.snapshot(() => undefined).profiles);
+    // the same changes after: the same counts, the same snapshot
+    for (const item of later) {
+      live.add(item);
+      settled.add(item);
+    }
+    for (const item of first.slice(0, 25)) {
+      live.remove(item);
+      settled.remove(item);
+    }
+    expect(catalogCounts(settled)).toEqual(catalogCounts(live));
+    expect(settled.snapshot(() => undefined).profiles).toEqual(live.snapshot(() => undefined).profiles);
+  });
+
+  it('leaves a site changed since the snapshot as it is', () => {
+    const catalog = catalogOf(first);
+    const old = catalog.snapshot(() => undefined).profiles;
+    catalog.add(later[0]!);
+    const now = catalog.profile('movies')!;
+    catalog.settle(old);
+    expect(catalog.profile('movies')).toEqual(now);
+    expect(now.itemCount).toBe(first.length + 1);
   });
 });
 

@@ -1272,6 +1272,8 @@ export class IndexStore {
       const viewGraph = settled && this.vectors ? this.vectors.graphVersion : undefined;
       // the names' URLs saved as their document numbers (the document list has the URLs)
       const catalog = this.catalog.snapshot((url) => this.docOf.get(url), settled);
+      // a load's end: its counting maps give way to the counts as saved (made maps again on change)
+      if (settled) this.catalog.settle(catalog.profiles);
       const saved: SavedCatalog = {
         items: this.items.size,
         profiles: catalog.profiles,
