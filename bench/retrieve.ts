@@ -342,9 +342,12 @@ async function runOne(backend: Backend, size: number, rounds: number): Promise<C
     await byFacts?.close();
     const all = samples.flat();
     const diskBytes = await opened.diskBytes();
-    // measured as after a reopen (below): once the collector has given back what is dead
-    if (opened.dataDir) await collectGarbage();
-    const afterLoad = opened.dataDir ? { rss: process.memoryUsage().rss, ...rssParts() } : undefined;
+    let afterLoad: { rss: number; anon?: number; file?: number } | undefined;
+    if (opened.dataDir) {
+      // measured as after a reopen (below): once the collector has given back what is dead
+      await collectGarbage();
+      afterLoad = { rss: process.memoryUsage().rss, ...rssParts() };
+    }
     if (!comparing) peakRss = Math.max(peakRss, process.memoryUsage().rss);
     const serverRss = serverRssBefore ?? (await opened.serverRssBytes?.()) ?? 0;
     if (opened.dataDir) process.stdout.write(`DATADIR ${opened.dataDir}\n`);

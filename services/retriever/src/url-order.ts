@@ -32,8 +32,7 @@ export class UrlOrder {
 
   /** Whether a walk needs no sort of every document first (the order is made, or is cheap to make). */
   get ready(): boolean {
-    const urls = this.urls();
-    return urls === this.source && !this.outgrown(urls.length);
+    return !this.stale(this.urls());
   }
 
   /** Documents numbered so far (live or not). */
@@ -74,14 +73,17 @@ export class UrlOrder {
     return out;
   }
 
-  private outgrown(length: number): boolean {
-    return length - this.covered > Math.max(REBUILD_MIN, this.covered * REBUILD_SHARE);
+  /** Whether every document must be sorted again for `urls`: another array, or too many newer documents. */
+  private stale(urls: readonly string[]): boolean {
+    return (
+      urls !== this.source || urls.length - this.covered > Math.max(REBUILD_MIN, this.covered * REBUILD_SHARE)
+    );
   }
 
   /** The URL array now, with `sorted` and `newer` made for it. */
   private current(): readonly string[] {
     const urls = this.urls();
-    if (urls !== this.source || this.outgrown(urls.length)) {
+    if (this.stale(urls)) {
       this.source = urls;
       this.sorted = byUrl(urls, 0, urls.length);
       this.covered = this.newerTo = urls.length;
