@@ -222,7 +222,7 @@ function stringFact(
 const join = (a: string, b: string): string => (a ? `${a}.${b}` : b);
 const words = (a: string, b: string): string => (a && b ? `${a} ${b}` : a || b);
 
-/** The unit an object declares (`unitText` or `unitCode`). */
+/** The unit an object declares (`unitText` or `unitCode`; a MonetaryAmount's `currency`). */
 function declaredUnit(o: Record<string, unknown>): Unit | undefined {
   for (const k of ['unitText', 'unitCode']) {
     const v = o[k];
@@ -231,7 +231,27 @@ function declaredUnit(o: Record<string, unknown>): Unit | undefined {
       if (unit) return unit;
     }
   }
-  return undefined;
+  return currencyOf(o, 'currency');
+}
+
+/**
+ * The currency an object declares for its prices: schema.org's `priceCurrency` (Offer,
+ * PriceSpecification, …) is the unit of the object's `price`, `lowPrice`, `highPrice`,
+ * `minPrice` and `maxPrice`; a MonetaryAmount's `currency` that of its value. Only a currency
+ * (an ISO code or sign units.ts knows) counts.
+ */
+function currencyOf(o: Record<string, unknown>, key: 'priceCurrency' | 'currency'): Unit | undefined {
+  const v = o[key];
+  const unit = typeof v === 'string' ? unitOf(v.trim()) : undefined;
+  return unit?.dimension === 'money' ? unit : undefined;
+}
+
+/** The keys `priceCurrency` is the currency of (schema.org: "the currency of the price"). */
+const PRICE_KEY = /^(price|lowPrice|highPrice|minPrice|maxPrice)$/;
+
+/** A key's unit: written in the key ("Weight_in_lbs"), else the object's currency for its prices. */
+function keyUnitIn(key: string, own: Unit | undefined, currency: Unit | undefined): Unit | undefined {
+  return own ?? (currency && PRICE_KEY.test(key) ? currency : undefined);
 }
 
 /** Percent written as a unit ("percent") or as a `%` key suffix. */
@@ -351,10 +371,12 @@ function walkObject(
   if (typeof o.name === 'string' && o.name.trim()) {
     push(w, { path, label, context, kind: 'string', str: o.name.trim().slice(0, 300) });
   }
+  const currency = currencyOf(o, 'priceCurrency');
   for (const [k, v] of Object.entries(o)) {
     if (SKIP_KEYS.has(k) || k === 'name' || k.startsWith('@')) continue;
     const own = keyLabel(k);
-    walkValue(w, v, join(path, k), own.label, words(context, label), own.unit, depth + 1, TEXT_KEYS.has(k));
+    const unit = keyUnitIn(k, own.unit, currency);
+    walkValue(w, v, join(path, k), own.label, words(context, label), unit, depth + 1, TEXT_KEYS.has(k));
   }
 }
 
@@ -364,9 +386,11 @@ function walkObject(
  */
 export function extractFacts(schema: Record<string, unknown>): Fact[] {
   const w: Walk = { out: [] };
+  const currency = currencyOf(schema, 'priceCurrency');
   for (const [key, value] of Object.entries(schema)) {
     if (SKIP_KEYS.has(key) || key.startsWith('@')) continue;
-    const { label, unit } = keyLabel(key);
+    const { label, unit: own } = keyLabel(key);
+    const unit = keyUnitIn(key, own, currency);
     if (NAME_KEYS.has(key)) {
       for (const v of Array.isArray(value) ? value : [value])
         if (typeof v === 'string' && v.trim())

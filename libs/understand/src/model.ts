@@ -47,7 +47,20 @@ for (const u of UNITS) {
   UNIT_WORDS.set(u.canonical, list);
 }
 
-function propertyModel(p: PropertyProfile, lexicon: Lexicon): PropertyModel {
+/**
+ * A number without a unit whose label WordNet places under money coming in or going out (a
+ * `price` with no currency given, a `salary`): an amount of money in a currency the data does
+ * not say, so "under $20" and "cheapest" can bound and sort it. Its numbers are shown as written.
+ */
+function withMoneyInferred(p: PropertyProfile, label: readonly string[], lexicon: Lexicon): PropertyProfile {
+  if (p.kind !== 'number' || p.dimension || p.unit) return p;
+  const moneyWords = label.filter((w) => lexicon.concepts(w).some((k) => k === 'cost' || k === 'income'));
+  // the head word decides ("price rank" is a rank); a one-word label is its own head
+  return moneyWords.includes(label.at(-1) ?? '') ? { ...p, dimension: 'money' } : p;
+}
+
+function propertyModel(profile: PropertyProfile, lexicon: Lexicon): PropertyModel {
+  const p = withMoneyInferred(profile, labelWords(profile.label, lexicon), lexicon);
   const words = new Map<string, number>();
   const add = (w: string, weight: number): void => {
     if (w && (words.get(w) ?? 0) < weight) words.set(w, weight);

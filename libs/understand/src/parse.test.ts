@@ -199,3 +199,101 @@ describe('parseQuestion on two sides of one measure (a synthetic site of games)'
     });
   });
 });
+
+describe('parseQuestion on prices (synthetic shops: a currency declared, and none)', () => {
+  /** A site of `count` items, each made by `make(i)`; asked as the router asks. */
+  const shop = (site: string, type: string, make: (i: number) => Record<string, unknown>) => {
+    const catalog = new SiteCatalog(true);
+    for (let i = 0; i < 120; i++) {
+      const url = `https://${site}.example/${i}`;
+      catalog.add({
+        url,
+        name: `Item ${i}`,
+        site,
+        '@type': type,
+        schema_object: { '@type': type, url, ...make(i) },
+      });
+    }
+    const model = new SiteModel([catalog.profile(site)!], testLexicon());
+    return { catalog, ask: (q: string) => parseQuestion(q, { model, names: [] }) };
+  };
+  // prices in an Offer with its priceCurrency, beside a weight in kilograms
+  const gear = shop('gear', 'Product', (i) => ({
+    category: ['Tent', 'Laptop', 'Kettle'][i % 3],
+    weight: { '@type': 'QuantitativeValue', value: 0.5 + (i % 17), unitCode: 'KGM' },
+    offers: { '@type': 'Offer', price: 20 + ((i * 37) % 2400), priceCurrency: 'USD', offerCount: i % 5 },
+  }));
+  // a price with no currency anywhere, beside a page count
+  const books = shop('books', 'Book', (i) => ({
+    numberOfPages: 90 + ((i * 53) % 1300),
+    offers: { price: 4 + ((i * 7) % 56) },
+  }));
+
+  it('takes the currency an Offer declares as the unit of its price, not of its other numbers', () => {
+    const price = gear.catalog.profile('gear')!.properties.find((p) => p.path === 'offers.price');
+    expect(price).toMatchObject({ dimension: 'money', unit: 'USD' });
+    const count = gear.catalog.profile('gear')!.properties.find((p) => p.path === 'offers.offerCount');
+    expect(count?.dimension).toBeUndefined();
+  });
+
+  it('bounds the price by a sum of money in any of its spellings', () => {
+    for (const q of [
+      'laptops under $800',
+      'laptops that cost less than 800 dollars',
+      'laptops under 800 USD',
+    ]) {
+      const u = gear.ask(q);
+      expect(range(u, 'offers.price'), q).toMatchObject({ max: 800, maxInclusive: false });
+      expect(value(u, 'category')?.values, q).toEqual(['laptop']);
+    }
+    expect(range(gear.ask('tents between 500 and 1000 dollars'), 'offers.price')).toMatchObject({
+      min: 500,
+      max: 1000,
+    });
+    // masses are held in grams
+    expect(range(gear.ask('tents under 2 kg'), 'weight')).toMatchObject({ max: 2000 });
+  });
+
+  it('reads a price without a currency as money all the same (WordNet: a price is a cost)', () => {
+    expect(range(books.ask('books under $20'), 'offers.price')).toMatchObject({ max: 20 });
+    expect(range(books.ask('books that cost between 10 and 20 dollars'), 'offers.price')).toMatchObject({
+      min: 10,
+      max: 20,
+    });
+    const both = books.ask('books over 1000 pages under 30 dollars');
+    expect(range(both, 'numberOfPages')).toMatchObject({ min: 1000 });
+    expect(range(both, 'offers.price')).toMatchObject({ max: 30 });
+    expect(order(books.ask('the cheapest books'), 'offers.price')?.direction).toBe('asc');
+  });
+});
+
+describe('parseQuestion on food energy (a synthetic site of recipes)', () => {
+  const catalog = new SiteCatalog(true);
+  for (let i = 0; i < 120; i++) {
+    const url = `https://recipes.example/${i}`;
+    catalog.add({
+      url,
+      name: `Recipe ${i}`,
+      site: 'recipes',
+      '@type': 'Recipe',
+      schema_object: {
+        '@type': 'Recipe',
+        url,
+        totalTime: `PT${10 + ((i * 7) % 170)}M`,
+        nutrition: { '@type': 'NutritionInformation', calories: `${80 + ((i * 97) % 1100)} calories` },
+      },
+    });
+  }
+  const model = new SiteModel([catalog.profile('recipes')!], testLexicon());
+  const ask = (q: string) => parseQuestion(q, { model, names: [] });
+
+  it('reads "N calories" as an amount of energy, in calories or kilojoules', () => {
+    expect(range(ask('recipes with fewer than 300 calories'), 'nutrition.calories')).toMatchObject({
+      max: 300,
+    });
+    expect(range(ask('recipes under 500 kcal'), 'nutrition.calories')).toMatchObject({ max: 500 });
+    expect(range(ask('recipes under 2000 kJ'), 'nutrition.calories')?.max).toBeCloseTo(478, 0);
+    expect(order(ask('low calorie recipes'), 'nutrition.calories')?.direction).toBe('asc');
+    expect(range(ask('recipes that take less than an hour'), 'totalTime')).toMatchObject({ max: 60 });
+  });
+});

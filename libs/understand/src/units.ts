@@ -16,6 +16,7 @@ export type Dimension =
   | 'volume'
   | 'speed'
   | 'temperature'
+  | 'energy'
   | 'rating'
   | 'count';
 
@@ -87,6 +88,10 @@ export const UNITS: readonly Unit[] = [
   u('speed', 'km/h', 3.6, 'm/s|meters per second|metres per second'),
   u('speed', 'km/h', 1.852, 'kn|kt|knot|knots'),
   u('temperature', '°C', 1, '°c|c|celsius|degrees celsius'),
+  // food energy: "calories" on a label are kilocalories
+  u('energy', 'kcal', 1, 'kcal|cal|calorie|calories|kilocalorie|kilocalories'),
+  u('energy', 'kcal', 0.239005736, 'kj|kilojoule|kilojoules'),
+  u('energy', 'kcal', 0.000239005736, 'joule|joules'),
 ];
 
 /**
@@ -104,6 +109,7 @@ export const DIMENSION_WORDS: Readonly<Record<Dimension, readonly string[]>> = {
   volume: ['volume', 'capacity'],
   speed: ['speed', 'velocity'],
   temperature: ['temperature'],
+  energy: ['energy'],
   rating: ['rating', 'score'],
   count: ['number', 'count'],
 };

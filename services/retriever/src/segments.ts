@@ -33,10 +33,12 @@ export type SegmentInfo = z.infer<typeof SegmentInfo>;
  * The index files' own layout: 3 added the fact columns and the catalog (profiles, names,
  * vocabulary), so reopening reads them instead of analysing every item again; 4 saves the names
  * as a binary section of columns (document numbers, not URLs) instead of JSON; 5 saves each fact
- * column sorted, with its documents' order by first number. Index files of another layout (or
- * none given: older ones) are rebuilt from the segments, never misread.
+ * column sorted, with its documents' order by first number; 6: the same layout, its profiles and
+ * columns made by facts that take a price's currency from `priceCurrency` and read food energy
+ * ("350 calories"), which those of 5 lack. Index files of
+ * another layout (or none given: older ones) are rebuilt from the segments, never misread.
  */
-export const INDEX_FILES_FORMAT = 5;
+export const INDEX_FILES_FORMAT = 6;
 
 export const IndexFiles = z.object({
   generation: z.number().int().nonnegative(),
