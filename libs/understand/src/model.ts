@@ -59,6 +59,9 @@ function withMoneyInferred(p: PropertyProfile, label: readonly string[], lexicon
   return moneyWords.includes(label.at(-1) ?? '') ? { ...p, dimension: 'money' } : p;
 }
 
+/** A label that counts something: "number of pages", "count of votes", "total of goals". */
+const COUNT_OF = /^(number|count|total|amount) of \S/;
+
 function propertyModel(profile: PropertyProfile, lexicon: Lexicon): PropertyModel {
   const p = withMoneyInferred(profile, labelWords(profile.label, lexicon), lexicon);
   const words = new Map<string, number>();
@@ -69,7 +72,15 @@ function propertyModel(profile: PropertyProfile, lexicon: Lexicon): PropertyMode
   const head = label.at(-1) ?? p.label;
   add(p.label, 1);
   add(label.join(' '), 1);
+  // "number of pages": the first word only says the property counts what follows "of"; its
+  // other senses (a magazine's number, a number on stage) name nothing here, and "published"
+  // must not find the page count through them
+  const countMarker = COUNT_OF.exec(p.label)?.[1];
   label.forEach((w, i) => {
+    if (i === 0 && w === countMarker && label.length > 1) {
+      add(w, 0.5);
+      return;
+    }
     const weight = i === label.length - 1 ? 1 : 0.8;
     add(w, weight);
     // WordNet's neighbours of the label's words, weaker ("score" for "goals", "magnitude" for "size")

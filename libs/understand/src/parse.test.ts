@@ -225,6 +225,7 @@ describe('parseQuestion on prices (synthetic shops: a currency declared, and non
   }));
   // a price with no currency anywhere, beside a page count
   const books = shop('books', 'Book', (i) => ({
+    datePublished: `${1950 + ((i * 13) % 70)}-05-01`,
     numberOfPages: 90 + ((i * 53) % 1300),
     offers: { price: 4 + ((i * 7) % 56) },
   }));
@@ -264,6 +265,14 @@ describe('parseQuestion on prices (synthetic shops: a currency declared, and non
     expect(range(both, 'numberOfPages')).toMatchObject({ min: 1000 });
     expect(range(both, 'offers.price')).toMatchObject({ max: 30 });
     expect(order(books.ask('the cheapest books'), 'offers.price')?.direction).toBe('asc');
+  });
+
+  it('reads no preference into a word one far WordNet relation ties to a property', () => {
+    // publish → issue, a sense of "number" (of pages) and of "cost" (of the price)
+    const u = books.ask('books published between 1990 and 1995');
+    expect(u.orders).toEqual([]);
+    expect(order(books.ask('expensive books'), 'offers.price')?.direction).toBe('desc');
+    expect(order(books.ask('books with the most pages'), 'numberOfPages')?.direction).toBe('desc');
   });
 });
 

@@ -803,11 +803,16 @@ function byConcept(
       return { target: { path: time.path }, prop: time, label: time.label, score: 0.55, inverse: true };
     return undefined;
   }
-  const concepts = new Set<string>();
-  for (const w of [word, ...roots]) {
+  // a concept the word carries itself ("expensive"), or that two of its close relations do
+  // ("cheap": inexpensive, cheapness): one relation alone is too far ("published" → issue → cost)
+  const close = new Map<string, number>();
+  for (const w of [word, ...roots])
     for (const [rel, weight] of c.model.lexicon.related(w))
-      if (weight >= 0.85) for (const k of c.model.lexicon.concepts(rel)) concepts.add(k);
-  }
+      if (weight >= 0.85) close.set(rel, Math.max(close.get(rel) ?? 0, rel === w ? 2 : 1));
+  const support = new Map<string, number>();
+  for (const [rel, n] of close)
+    for (const k of c.model.lexicon.concepts(rel)) support.set(k, (support.get(k) ?? 0) + n);
+  const concepts = new Set([...support].filter(([, n]) => n >= 2).map(([k]) => k));
   const role =
     concepts.has('cost') && !concepts.has('income')
       ? 'cost'
