@@ -365,6 +365,13 @@ function walkObject(
     const v = toNumber(o.value) ?? toNumber(o.minValue) ?? toNumber(o.maxValue);
     if (v !== undefined) push(w, numberFact(path, label, context, v, unit));
     else if (typeof o.value === 'string') walkValue(w, o.value, path, label, context, unit, depth + 1, false);
+    else if (isRecord(o.value) && unit?.dimension === 'money') {
+      // a MonetaryAmount's QuantitativeValue: its number is in the amount's currency, and its
+      // unitText ("YEAR", "HOUR") is the period the amount is paid per, not a unit of it
+      const inner = o.value;
+      const n = toNumber(inner.value) ?? toNumber(inner.minValue) ?? toNumber(inner.maxValue);
+      if (n !== undefined) push(w, numberFact(path, label, context, n, unit));
+    } else if (isRecord(o.value)) walkObject(w, o.value, path, label, context, unit, depth + 1);
     return;
   }
   // An entity: its name is the value; its other simple fields are facts of their own.

@@ -306,3 +306,46 @@ describe('parseQuestion on food energy (a synthetic site of recipes)', () => {
     expect(range(ask('recipes that take less than an hour'), 'totalTime')).toMatchObject({ max: 60 });
   });
 });
+
+describe('parseQuestion on pay (a synthetic site of job postings)', () => {
+  const catalog = new SiteCatalog(true);
+  const titles = ['Nurse', 'Teacher', 'Software Engineer', 'Mechanic'];
+  for (let i = 0; i < 120; i++) {
+    const url = `https://jobs.example/${i}`;
+    const name = `${titles[i % 4]} (${['Boston', 'Denver'][i % 2]})`;
+    catalog.add({
+      url,
+      name,
+      site: 'jobs',
+      '@type': 'JobPosting',
+      schema_object: {
+        '@type': 'JobPosting',
+        url,
+        title: name,
+        // schema.org's own example: an amount per year, its period written as the value's unitText
+        baseSalary: {
+          '@type': 'MonetaryAmount',
+          currency: 'USD',
+          value: { '@type': 'QuantitativeValue', value: 30_000 + ((i * 1_709) % 150_000), unitText: 'YEAR' },
+        },
+      },
+    });
+  }
+  const model = new SiteModel([catalog.profile('jobs')!], testLexicon());
+  const ask = (q: string) => parseQuestion(q, { model, names: [] });
+
+  it('reads a MonetaryAmount of a QuantitativeValue as money in its currency, not as years', () => {
+    const salary = catalog.profile('jobs')!.properties.find((p) => p.path === 'baseSalary');
+    expect(salary).toMatchObject({ kind: 'number', dimension: 'money', unit: 'USD' });
+    expect(range(ask('jobs paying over $100k'), 'baseSalary')).toMatchObject({ min: 100_000 });
+    expect(range(ask('jobs with a salary between 50000 and 80000 dollars'), 'baseSalary')).toMatchObject({
+      min: 50_000,
+      max: 80_000,
+    });
+    expect(order(ask('the highest paying jobs'), 'baseSalary')?.direction).toBe('desc');
+  });
+
+  it('keeps a first word the tagger takes for a command when it is a noun ("nurse jobs")', () => {
+    expect(ask('nurse jobs').freeText).toContain('nurse');
+  });
+});

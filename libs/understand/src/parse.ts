@@ -102,9 +102,12 @@ export function parseQuestion(text: string, input: ParseInput): Understanding {
   const left = c.tokens.filter(
     (t, i) => free(c, i) && !STOPWORDS.has(t.word) && !isNumberToken(c, i) && !FRAME_WORDS.has(t.word),
   );
-  // verbs that are only verbs ("became", "make") say little about the items
+  // verbs that are only verbs ("became", "make") say little about the items; a question's first
+  // word is read as a command by the tagger ("nurse jobs"), so there a noun WordNet knows stays
   const content = left.filter(
-    (t) => !(t.tags.has('Verb') && !t.tags.has('Noun') && !t.tags.has('Adjective')),
+    (t) =>
+      !(t.tags.has('Verb') && !t.tags.has('Noun') && !t.tags.has('Adjective')) ||
+      (t === c.tokens[0] && model.lexicon.senses(t.word, 'n').length > 0),
   );
   const freeText = content.map((t) => t.raw).join(' ');
   for (const k of c.constraints)
