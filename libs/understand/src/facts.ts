@@ -184,6 +184,9 @@ function numberFact(
   };
 }
 
+/** A schema.org enumeration member written as its URL. */
+const SCHEMA_MEMBER = /^https?:\/\/schema\.org\/([A-Z][A-Za-z]+)$/;
+
 /** A string leaf: a date, a duration, a number with a unit, a short value, or prose. */
 function stringFact(
   path: string,
@@ -194,6 +197,10 @@ function stringFact(
   textKey: boolean,
 ): Fact | undefined {
   const v = s.trim();
+  // a schema.org enumeration member ("https://schema.org/OnlineEventAttendanceMode", "InStock"):
+  // its words are the value ("Online Event Attendance Mode"); other links are not facts
+  const member = SCHEMA_MEMBER.exec(v);
+  if (member) return { path, label, context, kind: 'string', str: splitCamelCase(member[1]!) };
   if (v === '' || /^https?:\/\//i.test(v)) return undefined;
   if (!textKey) {
     const year = dateToYear(v);

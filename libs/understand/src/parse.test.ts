@@ -349,3 +349,41 @@ describe('parseQuestion on pay (a synthetic site of job postings)', () => {
     expect(ask('nurse jobs').freeText).toContain('nurse');
   });
 });
+
+describe('parseQuestion on schema.org enumerations (a synthetic site of events)', () => {
+  const catalog = new SiteCatalog(true);
+  for (let i = 0; i < 60; i++) {
+    const url = `https://events.example/${i}`;
+    catalog.add({
+      url,
+      name: `Evening ${i}`,
+      site: 'events',
+      '@type': 'Event',
+      schema_object: {
+        '@type': 'Event',
+        url,
+        startDate: `2027-0${(i % 9) + 1}-10T19:00:00+01:00`,
+        // members of schema.org's enumerations, written as their URLs as schema.org's examples do
+        eventAttendanceMode: `https://schema.org/${i % 3 ? 'Offline' : 'Online'}EventAttendanceMode`,
+        offers: {
+          '@type': 'Offer',
+          price: 10 + i,
+          priceCurrency: 'EUR',
+          availability: 'https://schema.org/InStock',
+        },
+      },
+    });
+  }
+  const model = new SiteModel([catalog.profile('events')!], testLexicon());
+  const ask = (q: string) => parseQuestion(q, { model, names: [] });
+
+  it('reads an enumeration member by its words and finds it by a word that tells the members apart', () => {
+    const mode = catalog.profile('events')!.properties.find((p) => p.path === 'eventAttendanceMode');
+    expect(mode?.values?.map((v) => v.value).sort()).toEqual([
+      'Offline Event Attendance Mode',
+      'Online Event Attendance Mode',
+    ]);
+    expect(value(ask('online events'), 'eventAttendanceMode')?.contains).toEqual([['online']]);
+    expect(range(ask('events under 20 euros'), 'offers.price')).toMatchObject({ max: 20 });
+  });
+});

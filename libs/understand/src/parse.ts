@@ -1526,13 +1526,18 @@ function readValues(c: Ctx, withNumbersOnly = false): void {
     // a property whose values are mostly distinct is prose-like: only a word capitalized or unknown to English
     const proseLike = (prop.distinct ?? 0) > prop.count * 0.5;
     if (proseLike && !t.capitalized && model.lexicon.knows(t.word)) continue;
-    // adjectives and verbs ("big", "new") are not what a value is named by
+    // adjectives and verbs ("big", "new") are not what a value is named by, unless the property
+    // is a small enumeration the word tells apart ("online": Online / Offline Event Attendance Mode)
     const forms = model.lexicon.baseForms(t.word);
     const nounish = forms.length === 0 || forms.some((f) => model.lexicon.senses(f, 'n').length > 0);
-    if (!nounish && !t.capitalized) continue;
+    const tellsApart = (prop.distinct ?? Infinity) <= SMALL_ENUMERATION && count < prop.count;
+    if (!nounish && !t.capitalized && !tellsApart) continue;
     pushValue(c, prop, [], [[word]], i, i + 1, proseLike ? 0.5 : 0.6, i);
   }
 }
+
+/** At most this many distinct values: an enumeration (schema.org's, a site's own few categories). */
+const SMALL_ENUMERATION = 12;
 
 /** Which property a value belongs to when several hold it: one named beside it, else the most common. */
 function pickProperty(
