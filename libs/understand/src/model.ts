@@ -110,6 +110,8 @@ export class SiteModel {
   readonly values = new Map<string, ValueRef[]>();
   /** A word → values containing it, per property (for "comedy" in "Romantic Comedy"). */
   readonly valueWords = new Map<string, Map<PropertyModel, number>>();
+  /** How many of the site's main types end in each word ("article": NewsArticle, BlogArticle…). */
+  private readonly typeHeads = new Map<string, number>();
   readonly types: TypeModel[];
   readonly siteWords: Set<string>;
   /** The date most items carry (release, model year, start) — what "the 90s" is about. */
@@ -158,9 +160,16 @@ export class SiteModel {
     for (const profile of profiles)
       for (const t of profile.types) typeCounts.set(t.type, (typeCounts.get(t.type) ?? 0) + t.count);
     const main = new Set(profiles.flatMap((p) => p.mainTypes));
-    this.types = [...typeCounts.entries()]
-      .filter(([t]) => main.has(t))
-      .map(([type, count]) => ({ type, count, words: this.typeWordsOf(type) }));
+    const mainTypes = [...typeCounts.keys()].filter((t) => main.has(t));
+    for (const t of mainTypes) {
+      const head = typeWords(t).split(' ').at(-1)!;
+      this.typeHeads.set(head, (this.typeHeads.get(head) ?? 0) + 1);
+    }
+    this.types = mainTypes.map((type) => ({
+      type,
+      count: typeCounts.get(type)!,
+      words: this.typeWordsOf(type),
+    }));
     this.siteWords = new Set(profiles.flatMap((p) => p.siteWords));
     const dates = this.properties.filter((p) => p.kind === 'date').sort((a, b) => b.count - a.count);
     this.primaryDate = dates[0];
@@ -210,7 +219,9 @@ export class SiteModel {
     const own = typeWords(type);
     words.set(own, 1);
     const last = own.split(' ').at(-1)!;
-    words.set(last, own === last ? 1 : 0.7);
+    // "article" names a NewsArticle when no other type of the site ends in it
+    const shared = this.typeHeads.get(last) ?? 0;
+    words.set(last, own === last ? 1 : shared > 1 ? 0.7 : 0.9);
     // synonyms of the type's word in its first noun sense ("film", "picture" for Movie)
     const first = this.lexicon.senses(own, 'n')[0] ?? this.lexicon.senses(last, 'n')[0];
     if (first)

@@ -387,3 +387,40 @@ describe('parseQuestion on schema.org enumerations (a synthetic site of events)'
     expect(range(ask('events under 20 euros'), 'offers.price')).toMatchObject({ max: 20 });
   });
 });
+
+describe('parseQuestion on a site of news articles (relative years, a compound type)', () => {
+  const catalog = new SiteCatalog(true);
+  for (let i = 0; i < 80; i++) {
+    const url = `https://news.example/${i}`;
+    catalog.add({
+      url,
+      name: `Story ${i}`,
+      site: 'news',
+      '@type': 'NewsArticle',
+      schema_object: {
+        '@type': 'NewsArticle',
+        url,
+        headline: `Story ${i}`,
+        datePublished: `${2015 + (i % 12)}-0${(i % 9) + 1}-12`,
+        wordCount: 300 + ((i * 71) % 5000),
+      },
+    });
+  }
+  const model = new SiteModel([catalog.profile('news')!], testLexicon());
+  const ask = (q: string) => parseQuestion(q, { model, names: [], now: new Date('2026-12-03') });
+
+  it('reads "last year" and "this year" as calendar years, "the past year" as the twelve months to now', () => {
+    expect(range(ask('articles from last year'), 'datePublished')).toMatchObject({ min: 2025, max: 2026 });
+    expect(range(ask('articles from this year'), 'datePublished')).toMatchObject({ min: 2026, max: 2027 });
+    const past = range(ask('articles from the past year'), 'datePublished')!;
+    expect(past.max! - past.min!).toBeCloseTo(1, 5);
+    expect(past.max).toBeCloseTo(2026.92, 2);
+  });
+
+  it('takes the last word of the only type ending in it for the type ("articles": NewsArticle)', () => {
+    const u = ask('articles from this year');
+    expect(u.freeText).toBe('');
+    expect(u.noun).toBe('articles');
+    expect(range(ask('articles longer than 3000 words'), 'wordCount')).toMatchObject({ min: 3000 });
+  });
+});

@@ -504,6 +504,13 @@ function readDates(c: Ctx, now: Date): void {
     const year = known('year') ?? (lo === hi ? lo : undefined);
     const monthOf = known('month');
     const dayOf = known('day');
+    if (year !== undefined && monthOf === undefined && known('year') !== undefined) {
+      // "the past year": the twelve months to now; "last year", "this year": that calendar year
+      const nowAt = yearFraction(now.getUTCFullYear(), now.getTime());
+      if (/\bpast\b/i.test(r.text)) add(from, end, nowAt - 1, nowAt, `${dateWord} the past year`);
+      else add(from, end, year, year + 1, `${dateWord} ${year}`);
+      continue;
+    }
     if (year === undefined || monthOf === undefined) continue;
     const start = dayOf !== undefined ? dayStart(year, monthOf, dayOf) : monthStart(year, monthOf);
     const stop = dayOf !== undefined ? dayStart(year, monthOf, dayOf + 1) : monthStart(year, monthOf + 1);
