@@ -1,6 +1,6 @@
 import { itemDetailsMessage } from '@askbus/contracts';
 import type { MessageBody, RetrievedItem, StoredItem } from '@askbus/contracts';
-import { describeItem, extractFacts, factsByPath } from '@askbus/understand';
+import { describeItem, extractFacts, factsByPath, unitOf } from '@askbus/understand';
 import type { Bus } from '@askbus/bus';
 import { extractParams, llmFromEnv, type Llm } from '@askbus/llm';
 import {
@@ -28,10 +28,21 @@ export function fieldText(v: unknown): string {
   if (Array.isArray(v)) return v.map(fieldText).filter(Boolean).join(', ');
   if (typeof v !== 'object') return String(v);
   const o = v as Record<string, unknown>;
+  // schema.org's rating scale is 1-5 unless the rating says otherwise
   if ('ratingValue' in o)
-    return `${String(o.ratingValue)}/${String(o.bestRating ?? 10)}${o.ratingCount ? ` (${String(o.ratingCount)} votes)` : ''}`;
-  if ('value' in o)
-    return `${o.name ? `${String(o.name)}: ` : ''}${String(o.value)}${o.unitText ? ` ${String(o.unitText)}` : ''}`;
+    return `${String(o.ratingValue)}/${String(o.bestRating ?? 5)}${o.ratingCount ? ` (${String(o.ratingCount)} votes)` : ''}`;
+  // a MonetaryAmount: its number in its currency, per the period its QuantitativeValue names
+  if (typeof o.currency === 'string' && o.value !== null && typeof o.value === 'object') {
+    const q = o.value as Record<string, unknown>;
+    const per = typeof q.unitText === 'string' ? ` per ${q.unitText.toLowerCase()}` : '';
+    return `${fieldText(q.value ?? q.minValue)} ${o.currency}${per}`;
+  }
+  if ('value' in o) {
+    // a unit as people write it: "kg" for the UN/CEFACT code "KGM"
+    const code = typeof o.unitCode === 'string' ? o.unitCode : undefined;
+    const unit = typeof o.unitText === 'string' ? o.unitText : (unitOf(code)?.spellings[0] ?? code);
+    return `${o.name ? `${String(o.name)}: ` : ''}${fieldText(o.value)}${unit ? ` ${unit}` : ''}`;
+  }
   if (typeof o.name === 'string') return o.name;
   return Object.entries(o)
     .filter(([k]) => !k.startsWith('@'))
