@@ -424,3 +424,36 @@ describe('parseQuestion on a site of news articles (relative years, a compound t
     expect(range(ask('articles longer than 3000 words'), 'wordCount')).toMatchObject({ min: 3000 });
   });
 });
+
+describe('parseQuestion on a property of yes and no (a synthetic site of restaurants)', () => {
+  const catalog = new SiteCatalog(true);
+  for (let i = 0; i < 60; i++) {
+    const url = `https://eat.example/${i}`;
+    catalog.add({
+      url,
+      name: `Table ${i}`,
+      site: 'eat',
+      '@type': 'Restaurant',
+      schema_object: {
+        '@type': 'Restaurant',
+        url,
+        servesCuisine: ['Thai', 'Italian', 'French'][i % 3],
+        acceptsReservations: i % 2 === 0,
+      },
+    });
+  }
+  const model = new SiteModel([catalog.profile('eat')!], testLexicon());
+  const ask = (q: string) => parseQuestion(q, { model, names: [] });
+
+  it('asks for yes where a word names the property, for no after a negation', () => {
+    expect(value(ask('restaurants that take reservations'), 'acceptsReservations')).toMatchObject({
+      values: ['yes'],
+      negated: false,
+      text: 'accepts reservations',
+    });
+    const without = ask('thai restaurants without reservations');
+    expect(value(without, 'acceptsReservations')).toMatchObject({ values: ['yes'], negated: true });
+    expect(value(without, 'servesCuisine')?.values).toEqual(['thai']);
+    expect(value(ask('italian restaurants'), 'acceptsReservations')).toBeUndefined();
+  });
+});

@@ -94,6 +94,7 @@ export function parseQuestion(text: string, input: ParseInput): Understanding {
     readDerived(c);
     readPreferences(c, 'noun');
     readValues(c);
+    readYesNo(c);
     readPreferences(c, 'alone');
   } else {
     readAttributes(c, intent.kind);
@@ -1542,6 +1543,28 @@ function readValues(c: Ctx, withNumbersOnly = false): void {
     pushValue(c, prop, [], [[word]], i, i + 1, proseLike ? 0.5 : 0.6, i);
   }
 }
+
+/**
+ * A property of yes and no named by a word: "restaurants that take reservations" asks for the
+ * items where it is yes (`acceptsReservations`), "without reservations" for the others.
+ */
+function readYesNo(c: Ctx): void {
+  for (let i = 0; i < c.tokens.length; i++) {
+    if (!free(c, i)) continue;
+    const t = c.tokens[i]!;
+    if (STOPWORDS.has(t.word) || t.word.length < 3) continue;
+    const hit = c.model.resolve(t.word, { kinds: ['enum'], roots: [t.root] })[0];
+    if (!hit || hit.score < 0.6) continue;
+    const values = hit.prop.values ?? [];
+    if (values.length === 0 || !values.every((v) => YES_NO.has(v.value.toLowerCase()))) continue;
+    pushValue(c, hit.prop, ['yes'], [], i, i + 1, 0.8, i, 'yes');
+    // said as the property itself: "accepts reservations", "not accepts reservations"
+    const k = c.constraints.at(-1);
+    if (k?.kind === 'value' && k.path === hit.prop.path)
+      k.text = `${k.negated ? 'not: ' : ''}${hit.prop.label}`;
+  }
+}
+const YES_NO = new Set(['yes', 'no']);
 
 /** At most this many distinct values: an enumeration (schema.org's, a site's own few categories). */
 const SMALL_ENUMERATION = 12;
