@@ -187,6 +187,18 @@ function numberFact(
 /** A schema.org enumeration member written as its URL. */
 const SCHEMA_MEMBER = /^https?:\/\/schema\.org\/([A-Z][A-Za-z]+)$/;
 
+/**
+ * A member's words without its enumeration's name where the property is named after it:
+ * OnlineEventAttendanceMode of `eventAttendanceMode` is "Online"; InStock stays "In Stock".
+ */
+function memberWords(member: string, label: string): string {
+  const words = splitCamelCase(member).split(' ');
+  const named = label.toLowerCase().split(' ');
+  const tail = words.slice(-named.length).map((w) => w.toLowerCase());
+  const repeats = words.length > named.length && tail.join(' ') === named.join(' ');
+  return (repeats ? words.slice(0, -named.length) : words).join(' ');
+}
+
 /** A string leaf: a date, a duration, a number with a unit, a short value, or prose. */
 function stringFact(
   path: string,
@@ -200,7 +212,7 @@ function stringFact(
   // a schema.org enumeration member ("https://schema.org/OnlineEventAttendanceMode", "InStock"):
   // its words are the value ("Online Event Attendance Mode"); other links are not facts
   const member = SCHEMA_MEMBER.exec(v);
-  if (member) return { path, label, context, kind: 'string', str: splitCamelCase(member[1]!) };
+  if (member) return { path, label, context, kind: 'string', str: memberWords(member[1]!, label) };
   if (v === '' || /^https?:\/\//i.test(v)) return undefined;
   if (!textKey) {
     const year = dateToYear(v);
