@@ -169,6 +169,19 @@ export class Lexicon {
                 for (const l of this.wn.synset(p.id)?.lemmas.slice(0, 2) ?? []) add(l, 0.5);
         }
       }
+      // a verb that WordNet defines by a noun alone names that noun ("weigh": have a certain
+      // weight): its first sense, with no other words for it and no derived noun of its own
+      const verb = this.senses(base, 'v')[0];
+      const vs = verb ? this.wn.synset(verb) : undefined;
+      if (vs && vs.lemmas.length === 1 && !vs.pointers.some((p) => p.symbol === '+')) {
+        for (const g of vs.gloss
+          .split(/[;"]/)[0]!
+          .toLowerCase()
+          .match(/[a-z]+/g) ?? []) {
+          if (g.length < 4 || STOPWORDS.has(g) || GLOSS_FILLER.has(g) || g === base) continue;
+          if (this.senses(g, 'n').length > 0 && this.senses(g, 'a').length === 0) add(g, 0.85);
+        }
+      }
       for (const pos of ['n', 'a', 'v'] as const) {
         this.senses(base, pos)
           .slice(0, 4)

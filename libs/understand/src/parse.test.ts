@@ -255,6 +255,16 @@ describe('parseQuestion on prices (synthetic shops: a currency declared, and non
     expect(range(gear.ask('tents under 2 kg'), 'weight')).toMatchObject({ max: 2000 });
   });
 
+  it('finds the property a verb is defined by ("weigh": have a certain weight)', () => {
+    expect(range(gear.ask('tents that weigh less than 2 kg'), 'weight')).toMatchObject({ max: 2000 });
+    const named = parseQuestion('how much does Item 4 weigh', {
+      model: new SiteModel([gear.catalog.profile('gear')!], testLexicon()),
+      names: gear.catalog.names.find('how much does Item 4 weigh', new Set(['gear'])),
+    });
+    expect(named.intent).toBe('details');
+    expect(named.asked).toEqual(['weight']);
+  });
+
   it('reads a price without a currency as money all the same (WordNet: a price is a cost)', () => {
     expect(range(books.ask('books under $20'), 'offers.price')).toMatchObject({ max: 20 });
     expect(range(books.ask('books that cost between 10 and 20 dollars'), 'offers.price')).toMatchObject({
