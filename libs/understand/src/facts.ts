@@ -209,8 +209,8 @@ function stringFact(
   textKey: boolean,
 ): Fact | undefined {
   const v = s.trim();
-  // a schema.org enumeration member ("https://schema.org/OnlineEventAttendanceMode", "InStock"):
-  // its words are the value ("Online Event Attendance Mode"); other links are not facts
+  // a schema.org enumeration member ("https://schema.org/OnlineEventAttendanceMode"): its words
+  // are the value ("Online"); other links are not facts
   const member = SCHEMA_MEMBER.exec(v);
   if (member) return { path, label, context, kind: 'string', str: memberWords(member[1]!, label) };
   if (v === '' || /^https?:\/\//i.test(v)) return undefined;

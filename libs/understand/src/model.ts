@@ -63,12 +63,12 @@ function withMoneyInferred(p: PropertyProfile, label: readonly string[], lexicon
 const COUNT_OF = /^(number|count|total|amount) of \S/;
 
 function propertyModel(profile: PropertyProfile, lexicon: Lexicon): PropertyModel {
-  const p = withMoneyInferred(profile, labelWords(profile.label, lexicon), lexicon);
+  const label = labelWords(profile.label, lexicon);
+  const p = withMoneyInferred(profile, label, lexicon);
   const words = new Map<string, number>();
   const add = (w: string, weight: number): void => {
     if (w && (words.get(w) ?? 0) < weight) words.set(w, weight);
   };
-  const label = labelWords(p.label, lexicon);
   const head = label.at(-1) ?? p.label;
   add(p.label, 1);
   add(label.join(' '), 1);

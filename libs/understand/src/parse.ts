@@ -1535,7 +1535,7 @@ function readValues(c: Ctx, withNumbersOnly = false): void {
     const proseLike = (prop.distinct ?? 0) > prop.count * 0.5;
     if (proseLike && !t.capitalized && model.lexicon.knows(t.word)) continue;
     // adjectives and verbs ("big", "new") are not what a value is named by, unless the property
-    // is a small enumeration the word tells apart ("online": Online / Offline Event Attendance Mode)
+    // is a small enumeration the word tells apart ("online": eventAttendanceMode Online or Offline)
     const forms = model.lexicon.baseForms(t.word);
     const nounish = forms.length === 0 || forms.some((f) => model.lexicon.senses(f, 'n').length > 0);
     const tellsApart = (prop.distinct ?? Infinity) <= SMALL_ENUMERATION && count < prop.count;
@@ -1558,7 +1558,7 @@ function readYesNo(c: Ctx): void {
     const values = hit.prop.values ?? [];
     if (values.length === 0 || !values.every((v) => YES_NO.has(v.value.toLowerCase()))) continue;
     pushValue(c, hit.prop, ['yes'], [], i, i + 1, 0.8, i, 'yes');
-    // said as the property itself: "accepts reservations", "not accepts reservations"
+    // said as the property itself: "accepts reservations", "not: accepts reservations"
     const k = c.constraints.at(-1);
     if (k?.kind === 'value' && k.path === hit.prop.path)
       k.text = `${k.negated ? 'not: ' : ''}${hit.prop.label}`;
