@@ -23,6 +23,27 @@ describe('the compare task', () => {
     expect(cmp.comparison).toMatch(/^On rating, Alien has .+ and Blade Runner .+\./);
   });
 
+  it('judges a bare comparison on the rating, whatever the order of the fields', () => {
+    const product = (name: string, kg: number, stars: number) => ({
+      name,
+      '@type': 'Product',
+      schema_object: {
+        '@type': 'Product',
+        name,
+        weight: { '@type': 'QuantitativeValue', value: kg, unitCode: 'KGM' },
+        aggregateRating: { '@type': 'AggregateRating', ratingValue: stars },
+      },
+    });
+    const cmp = compareItems(
+      product('Heavy One', 2.2, 1.7),
+      product('Light Two', 2.0, 4.4),
+      'everything',
+      [],
+    );
+    expect(cmp.verdict).toBe('Light Two comes out ahead on rating.');
+    expect(cmp.comparison).toMatch(/^On rating, Heavy One has 1\.7\/5 and Light Two 4\.4\/5\. On weight/);
+  });
+
   it('says neither wins when the items share no measure', () => {
     const cmp = compareItems(movie('Alien'), movie('Blade Runner'), 'mood', []);
     expect(cmp.verdict).toBe(

@@ -27,8 +27,9 @@ const numberOf = (facts: ReadonlyMap<string, readonly Fact[]>, path: string): Fa
   facts.get(path)?.find((f) => f.num !== undefined && (f.kind === 'number' || f.kind === 'date'));
 
 /**
- * Two items side by side on the properties asked about (else the numbers both have), and a
- * verdict on the first of them: the higher rating comes out ahead; other measures say which has more.
+ * Two items side by side on the properties asked about (else the numbers both have, a rating
+ * first), and a verdict on the first of them that differs: the higher rating comes out ahead;
+ * other measures say which has more.
  */
 export function compareItems(
   item1: ItemShown,
@@ -39,7 +40,11 @@ export function compareItems(
   const f1 = factsByPath(extractFacts(item1.schema_object));
   const f2 = factsByPath(extractFacts(item2.schema_object));
   const shared = [...f1.keys()].filter((p) => numberOf(f1, p) && numberOf(f2, p));
-  const paths = aspects.length ? aspects.filter((p) => f1.has(p) || f2.has(p)) : shared.slice(0, 4);
+  // nothing asked: the rating first, as "which is better" is what a bare comparison asks
+  const rated = shared.filter((p) => numberOf(f1, p)!.dimension === 'rating');
+  const paths = aspects.length
+    ? aspects.filter((p) => f1.has(p) || f2.has(p))
+    : [...rated, ...shared.filter((p) => !rated.includes(p))].slice(0, 4);
   const parts: string[] = [];
   let verdict = '';
   for (const path of paths) {
