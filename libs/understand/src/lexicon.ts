@@ -225,6 +225,22 @@ export class Lexicon {
   }
 
   /**
+   * The concept an adjective says there is none of, read from its definition: "free" (costing
+   * nothing) → cost. Undefined for the rest.
+   */
+  noneOf(adjective: string): Concept | undefined {
+    for (const base of this.baseForms(adjective.toLowerCase()).slice(0, 1)) {
+      for (const id of this.senses(base, 'a')) {
+        const gloss = this.wn.synset(id)?.gloss.split(/[;"]/)[0]?.trim().toLowerCase() ?? '';
+        const m = /^([a-z]+ing) nothing$/.exec(gloss);
+        const concept = m ? this.concepts(m[1]!)[0] : undefined;
+        if (concept) return concept;
+      }
+    }
+    return undefined;
+  }
+
+  /**
    * Which end of its scale an adjective names: +1 much (heavy, long, expensive), -1 little
    * (light, short, cheap), read from the gloss of its first sense that has an attribute; words
    * WordNet does not mark count as +1 (an adjective usually names the presence of a quality).

@@ -396,6 +396,12 @@ describe('parseQuestion on schema.org enumerations (a synthetic site of events)'
     expect(value(ask('online events'), 'eventAttendanceMode')?.values).toEqual(['online']);
     expect(range(ask('events under 20 euros'), 'offers.price')).toMatchObject({ max: 20 });
   });
+
+  it('reads "free" (WordNet: costing nothing) as a price of 0, but not after a noun ("gluten free")', () => {
+    expect(range(ask('free events'), 'offers.price')).toMatchObject({ max: 0, maxInclusive: true });
+    expect(range(ask('events that are free'), 'offers.price')).toMatchObject({ max: 0 });
+    expect(range(ask('gluten free events'), 'offers.price')).toBeUndefined();
+  });
 });
 
 describe('parseQuestion on a site of news articles (relative years, a compound type)', () => {

@@ -95,6 +95,7 @@ export function parseQuestion(text: string, input: ParseInput): Understanding {
     readPreferences(c, 'noun');
     readValues(c);
     readYesNo(c);
+    readNoneOf(c);
     readPreferences(c, 'alone');
   } else {
     readAttributes(c, intent.kind);
@@ -1565,6 +1566,43 @@ function readYesNo(c: Ctx): void {
   }
 }
 const YES_NO = new Set(['yes', 'no']);
+
+/**
+ * An adjective that means none of a cost ("free": costing nothing) bounds the site's cost at 0:
+ * "free events". After a noun it says the item is without that noun ("gluten free"), and is left.
+ */
+function readNoneOf(c: Ctx): void {
+  for (let i = 0; i < c.tokens.length; i++) {
+    if (!free(c, i)) continue;
+    const t = c.tokens[i]!;
+    const concept = c.model.lexicon.noneOf(t.word);
+    if (concept !== 'cost' && concept !== 'income') continue;
+    const prev = c.tokens[i - 1];
+    if (
+      prev &&
+      free(c, i - 1) &&
+      !STOPWORDS.has(prev.word) &&
+      prev.tags.has('Noun') &&
+      !c.model.typeOf(prev.word)
+    )
+      continue;
+    const prop = c.model.properties
+      .filter((p) => p.kind === 'number' && p.role === concept)
+      .sort((a, b) => b.count - a.count)[0];
+    if (!prop) continue;
+    c.constraints.push({
+      kind: 'range',
+      target: { path: prop.path },
+      max: 0,
+      minInclusive: true,
+      maxInclusive: true,
+      phrase: phraseOf(c, i, i + 1),
+      text: `${t.word} (${prop.label} 0)`,
+      confidence: 0.8,
+    });
+    mark(c, i, i + 1, 'value');
+  }
+}
 
 /** At most this many distinct values: an enumeration (schema.org's, a site's own few categories). */
 const SMALL_ENUMERATION = 12;
