@@ -6,7 +6,7 @@ import { startPgliteServer } from './testing';
 import { StoreInputError } from './index-store';
 import { serveRetriever } from './index';
 import { contracts, type Constraint, type StoredItem } from '@askbus/contracts';
-import { compactFacts, extractFacts } from '@askbus/understand';
+import { compactFacts, extractFacts, FACTS_VERSION } from '@askbus/understand';
 import { testSite } from '@askbus/understand/testing';
 import { testBus, testNats } from '@askbus/bus/testing';
 
@@ -104,7 +104,9 @@ for (const target of targets) {
     const dropTables = async (...names: string[]): Promise<void> => {
       const c = new pg.Client({ connectionString: server.url });
       await c.connect();
-      await c.query(`DROP TABLE IF EXISTS ${names.flatMap((n) => [n, `${n}_numbers`]).join(', ')}`);
+      await c.query(
+        `DROP TABLE IF EXISTS ${names.flatMap((n) => [n, `${n}_numbers`, `${n}_meta`]).join(', ')}`,
+      );
       await c.end();
     };
     /** The indexes on table `t`, by name (a connection of its own). */
@@ -545,6 +547,38 @@ for (const target of targets) {
         expect(again.findNames('tell me about Pale Rider', ['movies'])[0]?.items[0]?.name).toBe('Pale Rider');
       } finally {
         await again.close();
+      }
+    });
+
+    it('makes the facts of rows written by another version of the extractor again when it opens', async (ctx) => {
+      if (skip) ctx.skip();
+      const t = `${table}_facts`;
+      const recipe: StoredItem = {
+        url: 'https://recipes.example/1',
+        name: 'Soup',
+        site: 'recipes',
+        '@type': 'Recipe',
+        schema_object: { '@type': 'Recipe', name: 'Soup', nutrition: { calories: '350 calories' } },
+      };
+      const first = await PgStore.open({ connectionString: server.url, table: t, maxConnections: 1 });
+      const c = new pg.Client({ connectionString: server.url });
+      await c.connect();
+      try {
+        await first.upsert('recipes', [recipe]);
+        await first.close();
+        // as an older extractor left it: the calories a string, its version another
+        await c.query(`UPDATE ${t} SET facts = '{"nutrition.calories": ["350 calories"]}'::jsonb`);
+        await c.query(`UPDATE ${t}_meta SET value = '1' WHERE key = 'facts'`);
+        const again = await PgStore.open({ connectionString: server.url, table: t, maxConnections: 1 });
+        await again.close();
+        const facts = await c.query<{ facts: Record<string, unknown> }>(`SELECT facts FROM ${t}`);
+        expect(facts.rows[0]?.facts).toEqual(compactFacts(extractFacts(recipe.schema_object)));
+        expect(facts.rows[0]?.facts['nutrition.calories']).toEqual([350]);
+        const noted = await c.query<{ value: string }>(`SELECT value FROM ${t}_meta WHERE key = 'facts'`);
+        expect(noted.rows[0]?.value).toBe(String(FACTS_VERSION));
+      } finally {
+        await c.end();
+        await dropTables(t);
       }
     });
 

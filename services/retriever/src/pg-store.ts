@@ -9,7 +9,14 @@ import type {
   Target,
   Understanding,
 } from '@askbus/contracts';
-import { compactFacts, extractFacts, factsFromCompact, hasStructure, SiteCatalog } from '@askbus/understand';
+import {
+  compactFacts,
+  extractFacts,
+  FACTS_VERSION,
+  factsFromCompact,
+  hasStructure,
+  SiteCatalog,
+} from '@askbus/understand';
 import { LocalEmbeddings, Vocabulary, type EmbeddingProvider } from '@askbus/embeddings';
 import { flattenItem, parseQuery, STOPWORDS, tokenize } from '@askbus/search-core';
 import { embeddingText, StoreInputError, type SearchParams, type SearchResult } from './index-store';
@@ -554,6 +561,13 @@ export class PgStore {
     await this.pool.query(`ALTER TABLE ${t} ALTER COLUMN facts SET STORAGE EXTERNAL`);
     // the words and values of the string facts, for value constraints (termsOf); added to older tables
     await this.pool.query(`ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS terms text[]`);
+    // facts made by another version of the extractor are made again, below, with the rows that
+    // have none; the version is noted once they are
+    await this.pool.query(`CREATE TABLE IF NOT EXISTS ${t}_meta (key text PRIMARY KEY, value text NOT NULL)`);
+    const noted = await this.pool.query<{ value: string }>(`SELECT value FROM ${t}_meta WHERE key = 'facts'`);
+    const factsStale = noted.rows[0]?.value !== String(FACTS_VERSION);
+    if (factsStale)
+      await this.pool.query(`UPDATE ${t} SET facts = NULL, terms = NULL WHERE facts IS NOT NULL`);
     await this.pool.query(`CREATE INDEX IF NOT EXISTS ${t}_site ON ${t} (site, type)`);
     await this.pool.query(`CREATE TABLE IF NOT EXISTS ${this.numbers} (
       url text NOT NULL,
@@ -602,6 +616,11 @@ export class PgStore {
       await this.pool.query(`DROP INDEX IF EXISTS ${this.numbers}_path`);
       await this.createIndexes();
     }
+    if (factsStale)
+      await this.pool.query(
+        `INSERT INTO ${t}_meta (key, value) VALUES ('facts', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
+        [String(FACTS_VERSION)],
+      );
     // items embedded by another model (or not at all) are embedded again
     const stale = await this.pool.query<{ item: StoredItem }>(
       `SELECT jsonb_build_object('url', url, 'name', name, 'site', site, '@type', type, 'schema_object', item) AS item FROM ${t} WHERE embedder IS DISTINCT FROM $1`,
