@@ -15,6 +15,37 @@ const order = (u: Understanding, path: string) =>
   u.orders.find((o) => 'path' in o.target && o.target.path === path);
 const texts = (ks: readonly Constraint[]): string[] => ks.map((k) => k.text);
 
+/**
+ * A synthetic site of `count` items of one type, each `make(i)`'s fields under its own URL and
+ * named `nameOf(i)`, in a catalog with its model; `ask` parses a question as the router does.
+ */
+function syntheticSite(
+  site: string,
+  type: string,
+  count: number,
+  make: (i: number) => Record<string, unknown>,
+  nameOf: (i: number) => string = (i) => `Item ${i}`,
+  now?: Date,
+) {
+  const catalog = new SiteCatalog(true);
+  for (let i = 0; i < count; i++) {
+    const url = `https://${site}.example/${i}`;
+    catalog.add({
+      url,
+      name: nameOf(i),
+      site,
+      '@type': type,
+      schema_object: { '@type': type, url, ...make(i) },
+    });
+  }
+  const model = new SiteModel([catalog.profile(site)!], testLexicon());
+  return {
+    catalog,
+    model,
+    ask: (q: string) => parseQuestion(q, { model, names: [], ...(now ? { now } : {}) }),
+  };
+}
+
 describe('parseQuestion on the demo movies', () => {
   const movies = testSite('movies');
 
@@ -201,30 +232,14 @@ describe('parseQuestion on two sides of one measure (a synthetic site of games)'
 });
 
 describe('parseQuestion on prices (synthetic shops: a currency declared, and none)', () => {
-  /** A site of `count` items, each made by `make(i)`; asked as the router asks. */
-  const shop = (site: string, type: string, make: (i: number) => Record<string, unknown>) => {
-    const catalog = new SiteCatalog(true);
-    for (let i = 0; i < 120; i++) {
-      const url = `https://${site}.example/${i}`;
-      catalog.add({
-        url,
-        name: `Item ${i}`,
-        site,
-        '@type': type,
-        schema_object: { '@type': type, url, ...make(i) },
-      });
-    }
-    const model = new SiteModel([catalog.profile(site)!], testLexicon());
-    return { catalog, ask: (q: string) => parseQuestion(q, { model, names: [] }) };
-  };
   // prices in an Offer with its priceCurrency, beside a weight in kilograms
-  const gear = shop('gear', 'Product', (i) => ({
+  const gear = syntheticSite('gear', 'Product', 120, (i) => ({
     category: ['Tent', 'Laptop', 'Kettle'][i % 3],
     weight: { '@type': 'QuantitativeValue', value: 0.5 + (i % 17), unitCode: 'KGM' },
     offers: { '@type': 'Offer', price: 20 + ((i * 37) % 2400), priceCurrency: 'USD', offerCount: i % 5 },
   }));
   // a price with no currency anywhere, beside a page count
-  const books = shop('books', 'Book', (i) => ({
+  const books = syntheticSite('books', 'Book', 120, (i) => ({
     datePublished: `${1950 + ((i * 13) % 70)}-05-01`,
     numberOfPages: 90 + ((i * 53) % 1300),
     offers: { price: 4 + ((i * 7) % 56) },
@@ -258,7 +273,7 @@ describe('parseQuestion on prices (synthetic shops: a currency declared, and non
   it('finds the property a verb is defined by ("weigh": have a certain weight)', () => {
     expect(range(gear.ask('tents that weigh less than 2 kg'), 'weight')).toMatchObject({ max: 2000 });
     const named = parseQuestion('how much does Item 4 weigh', {
-      model: new SiteModel([gear.catalog.profile('gear')!], testLexicon()),
+      model: gear.model,
       names: gear.catalog.names.find('how much does Item 4 weigh', new Set(['gear'])),
     });
     expect(named.intent).toBe('details');
@@ -287,24 +302,16 @@ describe('parseQuestion on prices (synthetic shops: a currency declared, and non
 });
 
 describe('parseQuestion on food energy (a synthetic site of recipes)', () => {
-  const catalog = new SiteCatalog(true);
-  for (let i = 0; i < 120; i++) {
-    const url = `https://recipes.example/${i}`;
-    catalog.add({
-      url,
-      name: `Recipe ${i}`,
-      site: 'recipes',
-      '@type': 'Recipe',
-      schema_object: {
-        '@type': 'Recipe',
-        url,
-        totalTime: `PT${10 + ((i * 7) % 170)}M`,
-        nutrition: { '@type': 'NutritionInformation', calories: `${80 + ((i * 97) % 1100)} calories` },
-      },
-    });
-  }
-  const model = new SiteModel([catalog.profile('recipes')!], testLexicon());
-  const ask = (q: string) => parseQuestion(q, { model, names: [] });
+  const { ask } = syntheticSite(
+    'recipes',
+    'Recipe',
+    120,
+    (i) => ({
+      totalTime: `PT${10 + ((i * 7) % 170)}M`,
+      nutrition: { '@type': 'NutritionInformation', calories: `${80 + ((i * 97) % 1100)} calories` },
+    }),
+    (i) => `Recipe ${i}`,
+  );
 
   it('reads "N calories" as an amount of energy, in calories or kilojoules', () => {
     expect(range(ask('recipes with fewer than 300 calories'), 'nutrition.calories')).toMatchObject({
@@ -318,31 +325,23 @@ describe('parseQuestion on food energy (a synthetic site of recipes)', () => {
 });
 
 describe('parseQuestion on pay (a synthetic site of job postings)', () => {
-  const catalog = new SiteCatalog(true);
   const titles = ['Nurse', 'Teacher', 'Software Engineer', 'Mechanic'];
-  for (let i = 0; i < 120; i++) {
-    const url = `https://jobs.example/${i}`;
-    const name = `${titles[i % 4]} (${['Boston', 'Denver'][i % 2]})`;
-    catalog.add({
-      url,
-      name,
-      site: 'jobs',
-      '@type': 'JobPosting',
-      schema_object: {
-        '@type': 'JobPosting',
-        url,
-        title: name,
-        // schema.org's own example: an amount per year, its period written as the value's unitText
-        baseSalary: {
-          '@type': 'MonetaryAmount',
-          currency: 'USD',
-          value: { '@type': 'QuantitativeValue', value: 30_000 + ((i * 1_709) % 150_000), unitText: 'YEAR' },
-        },
+  const titleOf = (i: number) => `${titles[i % 4]} (${['Boston', 'Denver'][i % 2]})`;
+  const { catalog, ask } = syntheticSite(
+    'jobs',
+    'JobPosting',
+    120,
+    (i) => ({
+      title: titleOf(i),
+      // schema.org's own example: an amount per year, its period written as the value's unitText
+      baseSalary: {
+        '@type': 'MonetaryAmount',
+        currency: 'USD',
+        value: { '@type': 'QuantitativeValue', value: 30_000 + ((i * 1_709) % 150_000), unitText: 'YEAR' },
       },
-    });
-  }
-  const model = new SiteModel([catalog.profile('jobs')!], testLexicon());
-  const ask = (q: string) => parseQuestion(q, { model, names: [] });
+    }),
+    titleOf,
+  );
 
   it('reads a MonetaryAmount of a QuantitativeValue as money in its currency, not as years', () => {
     const salary = catalog.profile('jobs')!.properties.find((p) => p.path === 'baseSalary');
@@ -361,31 +360,23 @@ describe('parseQuestion on pay (a synthetic site of job postings)', () => {
 });
 
 describe('parseQuestion on schema.org enumerations (a synthetic site of events)', () => {
-  const catalog = new SiteCatalog(true);
-  for (let i = 0; i < 60; i++) {
-    const url = `https://events.example/${i}`;
-    catalog.add({
-      url,
-      name: `Evening ${i}`,
-      site: 'events',
-      '@type': 'Event',
-      schema_object: {
-        '@type': 'Event',
-        url,
-        startDate: `2027-0${(i % 9) + 1}-10T19:00:00+01:00`,
-        // members of schema.org's enumerations, written as their URLs as schema.org's examples do
-        eventAttendanceMode: `https://schema.org/${i % 3 ? 'Offline' : 'Online'}EventAttendanceMode`,
-        offers: {
-          '@type': 'Offer',
-          price: 10 + i,
-          priceCurrency: 'EUR',
-          availability: 'https://schema.org/InStock',
-        },
+  const { catalog, ask } = syntheticSite(
+    'events',
+    'Event',
+    60,
+    (i) => ({
+      startDate: `2027-0${(i % 9) + 1}-10T19:00:00+01:00`,
+      // members of schema.org's enumerations, written as their URLs as schema.org's examples do
+      eventAttendanceMode: `https://schema.org/${i % 3 ? 'Offline' : 'Online'}EventAttendanceMode`,
+      offers: {
+        '@type': 'Offer',
+        price: 10 + i,
+        priceCurrency: 'EUR',
+        availability: 'https://schema.org/InStock',
       },
-    });
-  }
-  const model = new SiteModel([catalog.profile('events')!], testLexicon());
-  const ask = (q: string) => parseQuestion(q, { model, names: [] });
+    }),
+    (i) => `Evening ${i}`,
+  );
 
   it('reads an enumeration member by its words and finds it by a word that tells the members apart', () => {
     const mode = catalog.profile('events')!.properties.find((p) => p.path === 'eventAttendanceMode');
@@ -405,25 +396,18 @@ describe('parseQuestion on schema.org enumerations (a synthetic site of events)'
 });
 
 describe('parseQuestion on a site of news articles (relative years, a compound type)', () => {
-  const catalog = new SiteCatalog(true);
-  for (let i = 0; i < 80; i++) {
-    const url = `https://news.example/${i}`;
-    catalog.add({
-      url,
-      name: `Story ${i}`,
-      site: 'news',
-      '@type': 'NewsArticle',
-      schema_object: {
-        '@type': 'NewsArticle',
-        url,
-        headline: `Story ${i}`,
-        datePublished: `${2015 + (i % 12)}-0${(i % 9) + 1}-12`,
-        wordCount: 300 + ((i * 71) % 5000),
-      },
-    });
-  }
-  const model = new SiteModel([catalog.profile('news')!], testLexicon());
-  const ask = (q: string) => parseQuestion(q, { model, names: [], now: new Date('2026-12-03') });
+  const { ask } = syntheticSite(
+    'news',
+    'NewsArticle',
+    80,
+    (i) => ({
+      headline: `Story ${i}`,
+      datePublished: `${2015 + (i % 12)}-0${(i % 9) + 1}-12`,
+      wordCount: 300 + ((i * 71) % 5000),
+    }),
+    (i) => `Story ${i}`,
+    new Date('2026-12-03'),
+  );
 
   it('reads "last year" and "this year" as calendar years, "the past year" as the twelve months to now', () => {
     expect(range(ask('articles from last year'), 'datePublished')).toMatchObject({ min: 2025, max: 2026 });
@@ -442,24 +426,13 @@ describe('parseQuestion on a site of news articles (relative years, a compound t
 });
 
 describe('parseQuestion on a property of yes and no (a synthetic site of restaurants)', () => {
-  const catalog = new SiteCatalog(true);
-  for (let i = 0; i < 60; i++) {
-    const url = `https://eat.example/${i}`;
-    catalog.add({
-      url,
-      name: `Table ${i}`,
-      site: 'eat',
-      '@type': 'Restaurant',
-      schema_object: {
-        '@type': 'Restaurant',
-        url,
-        servesCuisine: ['Thai', 'Italian', 'French'][i % 3],
-        acceptsReservations: i % 2 === 0,
-      },
-    });
-  }
-  const model = new SiteModel([catalog.profile('eat')!], testLexicon());
-  const ask = (q: string) => parseQuestion(q, { model, names: [] });
+  const { ask } = syntheticSite(
+    'eat',
+    'Restaurant',
+    60,
+    (i) => ({ servesCuisine: ['Thai', 'Italian', 'French'][i % 3], acceptsReservations: i % 2 === 0 }),
+    (i) => `Table ${i}`,
+  );
 
   it('asks for yes where a word names the property, for no after a negation', () => {
     expect(value(ask('restaurants that take reservations'), 'acceptsReservations')).toMatchObject({
