@@ -38,7 +38,7 @@ export function extensionOf(name: string): string {
 
 /** Whether a file name looks like something a loader reads (used when walking directories). */
 export function isLoadableName(name: string): boolean {
-  return extensionOf(name) in EXTENSIONS;
+  return Object.hasOwn(EXTENSIONS, extensionOf(name));
 }
 
 /**
@@ -46,7 +46,9 @@ export function isLoadableName(name: string): boolean {
  * unambiguous; `.txt`, `.xml` and unknown names are recognized by their content.
  */
 export function detectFormat(name: string, head: string): Format {
-  const byExt = EXTENSIONS[extensionOf(name)];
+  const ext = extensionOf(name);
+  // own keys only: "data.constructor" must not find Object's constructor
+  const byExt = Object.hasOwn(EXTENSIONS, ext) ? EXTENSIONS[ext] : undefined;
   if (byExt && byExt !== 'sniff') return byExt;
   return sniffFormat(head);
 }

@@ -38,6 +38,8 @@ describe('format detection', () => {
     expect(detectFormat('a.jsonl', '')).toBe('jsonl');
     expect(detectFormat('a.txt', 'https://x/1\t{"@type":"Movie"}\n')).toBe('tsv');
     expect(detectFormat('data', '{"a":1}\n{"a":2}\n')).toBe('jsonl');
+    // an extension that is a property of every object is no extension it knows
+    expect(detectFormat('data.constructor', '{"a":1}\n{"a":2}\n')).toBe('jsonl');
     expect(detectFormat('data', '{\n "a": 1\n}')).toBe('json');
     expect(detectFormat('data', '[{"a":1}]')).toBe('json');
     expect(detectFormat('feed.xml', '<?xml version="1.0"?><rss version="2.0">')).toBe('feed');

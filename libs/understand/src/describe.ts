@@ -158,15 +158,18 @@ export function singularOf(noun: string): string {
 export function superlativeOf(adjective: string): string {
   const w = adjective.trim().toLowerCase();
   if (!/^[a-z]+$/.test(w)) return `most ${w}`;
-  const irregular: Record<string, string> = {
-    good: 'best',
-    bad: 'worst',
-    little: 'least',
-    much: 'most',
-    many: 'most',
-    far: 'farthest',
-  };
-  if (irregular[w]) return irregular[w];
+  const irregular = new Map(
+    Object.entries({
+      good: 'best',
+      bad: 'worst',
+      little: 'least',
+      much: 'most',
+      many: 'most',
+      far: 'farthest',
+    }),
+  );
+  const known = irregular.get(w);
+  if (known) return known;
   if (w.length <= 6 && /y$/.test(w) && !/[aeiou]y$/.test(w)) return `${w.slice(0, -1)}iest`;
   if (w.length <= 5 && /e$/.test(w)) return `${w}st`;
   if (w.length <= 4 && /[^aeiou][aeiou][^aeiouwy]$/.test(w)) return `${w}${w.at(-1)}est`;

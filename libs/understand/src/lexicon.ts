@@ -19,24 +19,28 @@ export interface WordNetLike {
 export type Pos = 'n' | 'a' | 'v' | 'r';
 
 /** Irregular comparison (English grammar, not vocabulary): the base form and the degree. */
-const IRREGULAR: Record<string, { base: string; degree: 'comparative' | 'superlative' }> = {
-  better: { base: 'good', degree: 'comparative' },
-  best: { base: 'good', degree: 'superlative' },
-  worse: { base: 'bad', degree: 'comparative' },
-  worst: { base: 'bad', degree: 'superlative' },
-  more: { base: 'many', degree: 'comparative' },
-  most: { base: 'many', degree: 'superlative' },
-  less: { base: 'little', degree: 'comparative' },
-  least: { base: 'little', degree: 'superlative' },
-  fewer: { base: 'few', degree: 'comparative' },
-  fewest: { base: 'few', degree: 'superlative' },
-  further: { base: 'far', degree: 'comparative' },
-  furthest: { base: 'far', degree: 'superlative' },
-  farther: { base: 'far', degree: 'comparative' },
-  farthest: { base: 'far', degree: 'superlative' },
-  elder: { base: 'old', degree: 'comparative' },
-  eldest: { base: 'old', degree: 'superlative' },
-};
+// a Map, not an object: a question's word may be "constructor" (build → constructor), which an
+// object literal answers from its prototype
+const IRREGULAR = new Map<string, { base: string; degree: 'comparative' | 'superlative' }>(
+  Object.entries({
+    better: { base: 'good', degree: 'comparative' },
+    best: { base: 'good', degree: 'superlative' },
+    worse: { base: 'bad', degree: 'comparative' },
+    worst: { base: 'bad', degree: 'superlative' },
+    more: { base: 'many', degree: 'comparative' },
+    most: { base: 'many', degree: 'superlative' },
+    less: { base: 'little', degree: 'comparative' },
+    least: { base: 'little', degree: 'superlative' },
+    fewer: { base: 'few', degree: 'comparative' },
+    fewest: { base: 'few', degree: 'superlative' },
+    further: { base: 'far', degree: 'comparative' },
+    furthest: { base: 'far', degree: 'superlative' },
+    farther: { base: 'far', degree: 'comparative' },
+    farthest: { base: 'far', degree: 'superlative' },
+    elder: { base: 'old', degree: 'comparative' },
+    eldest: { base: 'old', degree: 'superlative' },
+  }),
+);
 
 /** Gloss words that put an adjective at the low end of its scale ("of comparatively little weight"). */
 const LOW_MARKERS =
@@ -94,7 +98,7 @@ export class Lexicon {
       if (f.length > 1 && this.knows(f) && !out.includes(f)) out.push(f);
     };
     add(w);
-    const irregular = IRREGULAR[w];
+    const irregular = IRREGULAR.get(w);
     if (irregular) add(irregular.base);
     if (w.endsWith('ies')) add(`${w.slice(0, -3)}y`);
     if (w.endsWith('es')) add(w.slice(0, -2));
@@ -121,7 +125,8 @@ export class Lexicon {
    */
   degree(word: string): { base: string; degree: 'comparative' | 'superlative' } | undefined {
     const w = word.toLowerCase();
-    if (IRREGULAR[w]) return IRREGULAR[w];
+    const irregular = IRREGULAR.get(w);
+    if (irregular) return irregular;
     if (STOPWORDS.has(w)) return undefined; // "after", "over", "under"
     const m = /^(.+?)(est|er)$/.exec(w);
     if (!m) return undefined;
@@ -247,7 +252,7 @@ export class Lexicon {
    */
   polarity(adjective: string): 1 | -1 {
     const w = adjective.toLowerCase();
-    const base = IRREGULAR[w]?.base ?? w;
+    const base = IRREGULAR.get(w)?.base ?? w;
     if (base === 'bad' || base === 'little' || base === 'few') return -1;
     for (const base of this.baseForms(w)) {
       // the first adjective sense only: later senses drift ("quick": "hurried and brief")

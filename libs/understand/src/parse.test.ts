@@ -56,6 +56,21 @@ describe('parseQuestion on the demo movies', () => {
     expect(u.named).toEqual([]);
   });
 
+  it('reads words whose WordNet relations are names of every object\'s properties ("built" → constructor)', () => {
+    // the tables of English grammar were object literals: "constructor" found Object's, and threw
+    for (const q of [
+      'movies built in the 1990s',
+      'constructor movies',
+      'toString films from the valueOf decade',
+    ])
+      expect(() => movies.ask(q)).not.toThrow();
+    expect(range(movies.ask('movies built in the 1990s'), 'datePublished')).toMatchObject({
+      min: 1990,
+      max: 2000,
+    });
+    expect(movies.ask('movies from constructor 1997').constraints).toHaveLength(1);
+  });
+
   it('reads decades on the release date, not on vote counts, with genres and a sort by rating', () => {
     const u = movies.ask('best rated dramas from the 90s');
     expect(range(u, 'datePublished')).toMatchObject({ min: 1990, max: 2000, maxInclusive: false });

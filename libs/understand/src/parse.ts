@@ -330,23 +330,27 @@ function readAttributes(c: Ctx, kind: 'details' | 'compare'): void {
 
 // ---------------------------------------------------------------- time
 
-const DECADE_WORDS: Record<string, number> = {
-  tens: 10,
-  twenties: 20,
-  thirties: 30,
-  forties: 40,
-  fifties: 50,
-  sixties: 60,
-  seventies: 70,
-  eighties: 80,
-  nineties: 90,
-};
-const PART_OF_DECADE: Record<string, [number, number]> = {
-  early: [0, 4],
-  mid: [3, 7],
-  middle: [3, 7],
-  late: [6, 10],
-};
+const DECADE_WORDS = new Map<string, number>(
+  Object.entries({
+    tens: 10,
+    twenties: 20,
+    thirties: 30,
+    forties: 40,
+    fifties: 50,
+    sixties: 60,
+    seventies: 70,
+    eighties: 80,
+    nineties: 90,
+  }),
+);
+const PART_OF_DECADE = new Map<string, [number, number]>(
+  Object.entries({
+    early: [0, 4],
+    mid: [3, 7],
+    middle: [3, 7],
+    late: [6, 10],
+  }),
+);
 
 /** Years on a date property: decades ("the 90s", "early seventies"), years, months, and bounds ("1980 or later"). */
 function readDates(c: Ctx, now: Date): void {
@@ -390,15 +394,16 @@ function readDates(c: Ctx, now: Date): void {
       ? dm[1]!.length === 2
         ? century(Number(dm[1]))
         : Number(dm[1])
-      : DECADE_WORDS[w] !== undefined
-        ? century(DECADE_WORDS[w]!)
+      : DECADE_WORDS.has(w)
+        ? century(DECADE_WORDS.get(w)!)
         : undefined;
     if (decadeStart !== undefined && decadeStart % 10 === 0) {
       let from = i;
       let [a, b] = [0, 10];
       const prev = c.tokens[i - 1]?.word;
-      if (prev && PART_OF_DECADE[prev] && free(c, i - 1)) {
-        [a, b] = PART_OF_DECADE[prev]!;
+      const part = prev ? PART_OF_DECADE.get(prev) : undefined;
+      if (part && free(c, i - 1)) {
+        [a, b] = part;
         from = i - 1;
       }
       if (c.tokens[from - 1]?.word === 'the' && free(c, from - 1)) from--;
@@ -472,7 +477,7 @@ function readDates(c: Ctx, now: Date): void {
       continue;
     }
     // "in 1997", "from 1997", "1997 movies": that year (a month before it narrows it)
-    const month = MONTHS[before(1)];
+    const month = MONTHS.get(before(1));
     if (month !== undefined && free(c, i - 1)) {
       const start = monthStart(year, month);
       add(
@@ -520,32 +525,34 @@ function readDates(c: Ctx, now: Date): void {
   }
 }
 
-const MONTHS: Record<string, number> = {
-  january: 1,
-  jan: 1,
-  february: 2,
-  feb: 2,
-  march: 3,
-  mar: 3,
-  april: 4,
-  apr: 4,
-  may: 5,
-  june: 6,
-  jun: 6,
-  july: 7,
-  jul: 7,
-  august: 8,
-  aug: 8,
-  september: 9,
-  sep: 9,
-  sept: 9,
-  october: 10,
-  oct: 10,
-  november: 11,
-  nov: 11,
-  december: 12,
-  dec: 12,
-};
+const MONTHS = new Map<string, number>(
+  Object.entries({
+    january: 1,
+    jan: 1,
+    february: 2,
+    feb: 2,
+    march: 3,
+    mar: 3,
+    april: 4,
+    apr: 4,
+    may: 5,
+    june: 6,
+    jun: 6,
+    july: 7,
+    jul: 7,
+    august: 8,
+    aug: 8,
+    september: 9,
+    sep: 9,
+    sept: 9,
+    october: 10,
+    oct: 10,
+    november: 11,
+    nov: 11,
+    december: 12,
+    dec: 12,
+  }),
+);
 
 const yearFraction = (year: number, ms: number): number => {
   const start = Date.UTC(year, 0, 1);
