@@ -311,9 +311,11 @@ async function* loadJsonArray(
 /** Sets `a.b.c` in an object, so CSV columns like `author.name` become nested properties. */
 function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {
   const parts = path.split('.');
+  // a column "__proto__.x" would otherwise walk into Object.prototype and set x on every object
+  if (parts.includes('__proto__')) return;
   let o = obj;
   for (const p of parts.slice(0, -1)) {
-    if (!isRecord(o[p])) o[p] = {};
+    if (!Object.hasOwn(o, p) || !isRecord(o[p])) o[p] = {};
     o = o[p] as Record<string, unknown>;
   }
   o[parts[parts.length - 1]!] = value;

@@ -159,4 +159,21 @@ describe('CSV', () => {
     ]);
     expect((await load(text, 'untyped.csv', { defaultType: 'Movie' })).urls).toHaveLength(9);
   });
+
+  it('a column named through __proto__ sets nothing on every object; "constructor" is a column like any', async () => {
+    const text = [
+      'name,url,@type,__proto__.polluted,constructor,constructor.prototype.bad',
+      'Item 0,https://c.example/0,Thing,yes,Ferrari,no',
+    ].join('\n');
+    const items: Record<string, unknown>[] = [];
+    for await (const ev of loadStream(Readable.from([Buffer.from(text)]), 'p.csv', {
+      site: 'traps',
+    }) as AsyncIterable<IngestEvent>)
+      if (ev.kind === 'item') items.push(ev.item.schema_object);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.prototype).not.toHaveProperty('polluted');
+    expect(items).toHaveLength(1);
+    expect(Object.hasOwn(items[0]!, 'polluted')).toBe(false);
+    expect(items[0]!.constructor).toEqual({ prototype: { bad: 'no' } });
+  });
 });

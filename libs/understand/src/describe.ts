@@ -10,28 +10,31 @@ import { formatNumber, showQuantity } from './format';
  */
 
 /** How schema.org's common properties read in a sentence (schema.org's vocabulary, not a site's). */
-const PHRASES: Record<string, (v: string) => string> = {
-  director: (v) => `directed by ${v}`,
-  author: (v) => `by ${v}`,
-  creator: (v) => `created by ${v}`,
-  actor: (v) => `starring ${v}`,
-  actors: (v) => `starring ${v}`,
-  performer: (v) => `performed by ${v}`,
-  composer: (v) => `music by ${v}`,
-  musicBy: (v) => `music by ${v}`,
-  publisher: (v) => `published by ${v}`,
-  productionCompany: (v) => `from ${v}`,
-  brand: (v) => `made by ${v}`,
-  manufacturer: (v) => `made by ${v}`,
-  countryOfOrigin: (v) => `from ${v}`,
-  contentRating: (v) => `rated ${v}`,
-  aggregateRating: (v) => `rated ${v}`,
-  genre: (v) => v,
-  inLanguage: (v) => `in ${v}`,
-  location: (v) => `at ${v}`,
-  startDate: (v) => `on ${v}`,
-  datePublished: (v) => `released ${v}`,
-};
+// a Map: the key is a property of the data's, which may be "constructor" or "toString"
+const PHRASES = new Map<string, (v: string) => string>(
+  Object.entries({
+    director: (v) => `directed by ${v}`,
+    author: (v) => `by ${v}`,
+    creator: (v) => `created by ${v}`,
+    actor: (v) => `starring ${v}`,
+    actors: (v) => `starring ${v}`,
+    performer: (v) => `performed by ${v}`,
+    composer: (v) => `music by ${v}`,
+    musicBy: (v) => `music by ${v}`,
+    publisher: (v) => `published by ${v}`,
+    productionCompany: (v) => `from ${v}`,
+    brand: (v) => `made by ${v}`,
+    manufacturer: (v) => `made by ${v}`,
+    countryOfOrigin: (v) => `from ${v}`,
+    contentRating: (v) => `rated ${v}`,
+    aggregateRating: (v) => `rated ${v}`,
+    genre: (v) => v,
+    inLanguage: (v) => `in ${v}`,
+    location: (v) => `at ${v}`,
+    startDate: (v) => `on ${v}`,
+    datePublished: (v) => `released ${v}`,
+  }),
+);
 
 /** A good own description: real sentences, not a bare name or a list of tags. */
 function ownDescription(text: string | undefined, name: string): string | undefined {
@@ -62,7 +65,7 @@ export function factPhrase(path: string, facts: readonly Fact[], label?: string)
     return `${formatNumber(f.num)} ${count[1]}`;
   if (f.kind === 'number' && f.num !== undefined) {
     value = showQuantity(f.num, { unit: f.unit, displayUnit: f.srcUnit, dimension: f.dimension });
-    if (f.dimension === 'rating') return `${PHRASES[key] ? 'rated' : words} ${value}`;
+    if (f.dimension === 'rating') return `${PHRASES.get(key) ? 'rated' : words} ${value}`;
     if (f.dimension === 'time' && !/\btime|duration|length|runtime\b/.test(words)) return `${words} ${value}`;
     if (f.dimension === 'time') return value;
   } else if (f.kind === 'date') {
@@ -72,7 +75,7 @@ export function factPhrase(path: string, facts: readonly Fact[], label?: string)
     value = all.slice(0, 3).join(', ');
   }
   if (!value) return undefined;
-  const phrase = PHRASES[key];
+  const phrase = PHRASES.get(key);
   if (phrase) return phrase(value);
   if (f.kind === 'number' && f.num !== undefined && !f.unit) return `${words} ${formatNumber(f.num)}`;
   return `${words} ${value}`;

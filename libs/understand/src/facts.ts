@@ -462,7 +462,8 @@ export { canonicalUnit };
 
 /** Facts as a small JSON object (path → numbers or strings), for a database column. */
 export function compactFacts(facts: readonly Fact[]): Record<string, Array<number | string>> {
-  const out: Record<string, Array<number | string>> = {};
+  // no prototype: a path may be "constructor" (a CSV column), which `{}` already answers to
+  const out = Object.create(null) as Record<string, Array<number | string>>;
   for (const f of facts) {
     if (f.kind === 'text') continue;
     const v = f.num ?? f.str;

@@ -1641,24 +1641,27 @@ function pickProperty(
 /** A value as a phrase: schema.org's common properties read naturally ("directed by …", "from Japan"), others as "island Dream". */
 function valuePhrase(prop: PropertyModel, shown: string): string {
   const key = prop.path.split('.').at(-1)!;
-  const phrase = VALUE_PHRASES[key];
+  const phrase = VALUE_PHRASES.get(key);
   // words in lowercase (a word some values contain) are shown capitalized, as values are written
   const titled =
     shown === shown.toLowerCase() ? shown.replace(/\b\p{Ll}/gu, (ch) => ch.toUpperCase()) : shown;
   return phrase ? phrase(titled) : `${prop.label} ${titled}`;
 }
 
-const VALUE_PHRASES: Record<string, (v: string) => string> = {
-  director: (v) => `directed by ${v}`,
-  author: (v) => `by ${v}`,
-  actor: (v) => `starring ${v}`,
-  creator: (v) => `by ${v}`,
-  brand: (v) => `made by ${v}`,
-  manufacturer: (v) => `made by ${v}`,
-  countryOfOrigin: (v) => `from ${v}`,
-  contentRating: (v) => `rated ${v}`,
-  genre: (v) => `in ${v}`,
-};
+// a Map: the key is a property of the data's, which may be "constructor" or "toString"
+const VALUE_PHRASES = new Map<string, (v: string) => string>(
+  Object.entries({
+    director: (v) => `directed by ${v}`,
+    author: (v) => `by ${v}`,
+    actor: (v) => `starring ${v}`,
+    creator: (v) => `by ${v}`,
+    brand: (v) => `made by ${v}`,
+    manufacturer: (v) => `made by ${v}`,
+    countryOfOrigin: (v) => `from ${v}`,
+    contentRating: (v) => `rated ${v}`,
+    genre: (v) => `in ${v}`,
+  }),
+);
 
 function pushValue(
   c: Ctx,

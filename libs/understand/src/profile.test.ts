@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { StoredItem } from '@askbus/contracts';
 import { loadDemoSites } from '@askbus/demo-data';
 import { SiteCatalog } from './catalog';
-import { extractFacts } from './facts';
+import { compactFacts, extractFacts, factsByPath } from './facts';
+import { factPhrase } from './describe';
 import { quantilesOf, quantilesOfCounted } from './evaluate';
 import { contributionOf, ProfileBuilder, type ItemContribution, type ProfileSnapshot } from './profile';
 
@@ -222,5 +223,19 @@ describe('quantilesOfCounted', () => {
       expect(quantilesOfCounted(sorted, counts)).toEqual(quantilesOf(listed));
     }
     expect(quantilesOfCounted([], [])).toBeUndefined();
+  });
+});
+
+describe('properties named like those of every object', () => {
+  it('keeps "constructor" and "toString" as properties of the data', () => {
+    const facts = extractFacts({ '@type': 'Thing', constructor: 'Ferrari', toString: 'x', wins: 3 });
+    expect(JSON.parse(JSON.stringify(compactFacts(facts)))).toEqual({
+      constructor: ['Ferrari'],
+      toString: ['x'],
+      wins: [3],
+    });
+    const byPath = factsByPath(facts);
+    expect(factPhrase('constructor', byPath.get('constructor')!)).toBe('constructor Ferrari');
+    expect(factPhrase('toString', byPath.get('toString')!)).toBe('to string x');
   });
 });

@@ -63,7 +63,7 @@ export function parseAsk(input: AskInput): AskCall {
 export function parseForm(text: string): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [k, v] of new URLSearchParams(text)) {
-    const prev = out[k];
+    const prev = Object.hasOwn(out, k) ? out[k] : undefined;
     out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
   }
   return out;
