@@ -62,7 +62,8 @@ export function mergeEvents(events: readonly unknown[]): {
     if (typeof e !== 'object' || e === null) continue;
     const { _meta, content: c } = e as { _meta?: unknown; content?: unknown };
     if (typeof _meta === 'object' && _meta !== null) {
-      for (const [k, v] of Object.entries(_meta)) if (!(k in meta)) meta[k] = v;
+      for (const [k, v] of Object.entries(_meta))
+        if (k !== '__proto__' && !Object.hasOwn(meta, k)) meta[k] = v;
     }
     if (Array.isArray(c)) content.push(...(c as unknown[]));
   }
