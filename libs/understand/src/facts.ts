@@ -187,9 +187,10 @@ function numberFact(
 /**
  * Bump when `extractFacts` reads items differently: a store that keeps each item's facts
  * (PostgreSQL's `facts` column) makes them again. 2: prices' currencies, food energy,
- * enumeration members written as URLs, a MonetaryAmount's QuantitativeValue.
+ * enumeration members written as URLs, a MonetaryAmount's QuantitativeValue. 3: areas
+ * (FTK, "sq ft") and amounts of data ("19MB").
  */
-export const FACTS_VERSION = 2;
+export const FACTS_VERSION = 3;
 
 /** A schema.org enumeration member written as its URL. */
 const SCHEMA_MEMBER = /^https?:\/\/schema\.org\/([A-Z][A-Za-z]+)$/;

@@ -461,3 +461,39 @@ describe('parseQuestion on a property of yes and no (a synthetic site of restaur
     expect(value(ask('italian restaurants'), 'acceptsReservations')).toBeUndefined();
   });
 });
+
+describe('parseQuestion on areas and amounts of data (synthetic homes and apps)', () => {
+  const homes = syntheticSite('homes', 'House', 120, (i) => ({
+    floorSize: { '@type': 'QuantitativeValue', value: 600 + ((i * 97) % 3600), unitCode: 'FTK' },
+    yearBuilt: 1920 + ((i * 13) % 104),
+    numberOfBedrooms: 1 + (i % 6),
+  }));
+  const apps = syntheticSite('apps', 'SoftwareApplication', 90, (i) => ({
+    fileSize: `${3 + ((i * 31) % 900)}MB`,
+    aggregateRating: { '@type': 'AggregateRating', ratingValue: 1 + (i % 40) / 10, ratingCount: 10 + i * 7 },
+  }));
+
+  it("reads an area in the site's unitCode (FTK) against square feet and square metres", () => {
+    expect(range(homes.ask('houses over 3000 sq ft'), 'floorSize')?.min).toBeCloseTo(3000 * 0.09290304, 6);
+    expect(range(homes.ask('houses under 100 m2'), 'floorSize')).toMatchObject({ max: 100 });
+    expect(order(homes.ask('the largest house'), 'floorSize')?.direction).toBe('desc');
+  });
+
+  it('leaves a number with a unit to its quantity, not to the year ("between 2000 and 3000 square feet")', () => {
+    const u = homes.ask('homes between 2000 and 3000 square feet');
+    expect(range(u, 'yearBuilt')).toBeUndefined();
+    expect(range(u, 'floorSize')?.min).toBeCloseTo(2000 * 0.09290304, 6);
+    expect(range(u, 'floorSize')?.max).toBeCloseTo(3000 * 0.09290304, 6);
+    expect(range(homes.ask('homes built between 1990 and 2000'), 'yearBuilt')).toMatchObject({
+      min: 1990,
+      max: 2001,
+    });
+    expect(range(homes.ask('homes built in the 1990s'), 'yearBuilt')).toMatchObject({ min: 1990, max: 2000 });
+  });
+
+  it('reads sizes written with the number ("19MB") as amounts of data', () => {
+    expect(range(apps.ask('apps under 50 MB'), 'fileSize')).toMatchObject({ max: 50 });
+    expect(range(apps.ask('apps bigger than 1 GB'), 'fileSize')).toMatchObject({ min: 1000 });
+    expect(order(apps.ask('the smallest app'), 'fileSize')?.direction).toBe('asc');
+  });
+});

@@ -418,6 +418,8 @@ function readDates(c: Ctx, now: Date): void {
     if (year < lo - 30 || year > hi + 30 || year < 1000 || year > 2999) continue;
     const before = (k: number): string => c.tokens[i - k]?.word ?? '';
     const after = (k: number): string => c.tokens[i + k]?.word ?? '';
+    // a quantity, not a year: "2000 square feet", "between 2000 and 3000 square feet"
+    if (measured(c, i) || (/^(and|to|through)$/.test(after(1)) && measured(c, i + 2))) continue;
     // "between 1990 and 1995", "from 1990 to 1995", "1990-1995"
     const second =
       /^(and|to|through|until|till)$/.test(after(1)) && /^\d{4}$/.test(after(2))
@@ -649,6 +651,12 @@ function comparatorAfter(c: Ctx, i: number): { op: Comparator; to: number } | un
   if (c.text.slice(c.tokens[i - 1]?.end ?? 0, (c.tokens[i - 1]?.end ?? 0) + 1) === '+')
     return { op: 'gte', to: i };
   return undefined;
+}
+
+/** Whether the number that starts at token `i` has a unit written after it ("2000 sq ft"). */
+function measured(c: Ctx, i: number): boolean {
+  const n = c.numbers.find((m) => m.from === i);
+  return n !== undefined && unitAfter(c, n) !== undefined;
 }
 
 /** A unit written right after a number ("6000 grams", "2 hours", "30 mpg", "20%"). */

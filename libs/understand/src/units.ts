@@ -17,6 +17,8 @@ export type Dimension =
   | 'speed'
   | 'temperature'
   | 'energy'
+  | 'area'
+  | 'data'
   | 'rating'
   | 'count';
 
@@ -92,6 +94,22 @@ export const UNITS: readonly Unit[] = [
   u('energy', 'kcal', 1, 'kcal|cal|calorie|calories|kilocalorie|kilocalories'),
   u('energy', 'kcal', 0.239005736, 'kj|kilojoule|kilojoules'),
   u('energy', 'kcal', 0.000239005736, 'joule|joules'),
+  u('area', 'm²', 1, 'm²|m2|sq m|sqm|square meter|square meters|square metre|square metres'),
+  u('area', 'm²', 0.09290304, 'sq ft|sqft|ft²|ft2|square foot|square feet'),
+  u('area', 'm²', 0.00064516, 'sq in|square inch|square inches'),
+  u('area', 'm²', 1e6, 'km²|km2|sq km|square kilometer|square kilometers|square kilometre|square kilometres'),
+  u('area', 'm²', 2589988.110336, 'sq mi|square mile|square miles'),
+  u('area', 'm²', 4046.8564224, 'acre|acres'),
+  u('area', 'm²', 10000, 'ha|hectare|hectares'),
+  // amounts of data in decimal units, as app stores and downloads write them; the binary ones too
+  u('data', 'MB', 1, 'MB|megabyte|megabytes'),
+  u('data', 'MB', 0.001, 'KB|kilobyte|kilobytes'),
+  u('data', 'MB', 1000, 'GB|gigabyte|gigabytes'),
+  u('data', 'MB', 1e6, 'TB|terabyte|terabytes'),
+  u('data', 'MB', 1e-6, 'byte|bytes'),
+  u('data', 'MB', 0.001024, 'KiB|kibibyte|kibibytes'),
+  u('data', 'MB', 1.048576, 'MiB|mebibyte|mebibytes'),
+  u('data', 'MB', 1073.741824, 'GiB|gibibyte|gibibytes'),
 ];
 
 /**
@@ -110,6 +128,8 @@ export const DIMENSION_WORDS: Readonly<Record<Dimension, readonly string[]>> = {
   speed: ['speed', 'velocity'],
   temperature: ['temperature'],
   energy: ['energy'],
+  area: ['area', 'size', 'surface'],
+  data: ['size', 'storage'],
   rating: ['rating', 'score'],
   count: ['number', 'count'],
 };
@@ -144,6 +164,18 @@ const UNIT_CODES: Record<string, string> = {
   HM: 'mph',
   P1: '%',
   CEL: '°c',
+  MTK: 'm²',
+  FTK: 'sq ft',
+  INK: 'sq in',
+  KMK: 'km²',
+  MIK: 'sq mi',
+  ACR: 'acre',
+  HAR: 'ha',
+  AD: 'byte',
+  '2P': 'KB',
+  '4L': 'MB',
+  E34: 'GB',
+  E35: 'TB',
 };
 
 const BY_SPELLING = new Map<string, Unit>();
@@ -159,7 +191,8 @@ export function unitOf(text: string | undefined): Unit | undefined {
   if (!text) return undefined;
   const t = text.trim();
   if (t === '') return undefined;
-  return BY_SPELLING.get(t.toLowerCase()) ?? (UNIT_CODES[t] ? BY_SPELLING.get(UNIT_CODES[t]!) : undefined);
+  const code = Object.hasOwn(UNIT_CODES, t) ? UNIT_CODES[t] : undefined;
+  return BY_SPELLING.get(t.toLowerCase()) ?? (code ? BY_SPELLING.get(code.toLowerCase()) : undefined);
 }
 
 /** A value in a unit, converted to its dimension's canonical unit. */

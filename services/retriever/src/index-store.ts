@@ -15,6 +15,7 @@ import {
 } from '@askbus/contracts';
 import {
   compileConstraints,
+  FACTS_VERSION,
   derivedQuantity,
   fitOfValue,
   hasStructure,
@@ -461,7 +462,14 @@ export class IndexStore {
 
   /** Reads the index files the manifest names; false when they are missing, stale or damaged. */
   private async loadIndexes(dir: string, files: IndexFiles | undefined): Promise<boolean> {
-    if (!files || files.analyzer !== ANALYZER_VERSION || files.format !== INDEX_FILES_FORMAT) return false;
+    // facts read by another version of the extractor (new units, say) are made again from the items
+    if (
+      !files ||
+      files.analyzer !== ANALYZER_VERSION ||
+      files.format !== INDEX_FILES_FORMAT ||
+      (files.facts ?? 2) !== FACTS_VERSION
+    )
+      return false;
     // the files read at once, each in one call (the vector codes too, when they fit this embedder)
     const docsRead = readWhole(join(dir, docsFile(files.generation)));
     const keywordRead = readWhole(join(dir, keywordFile(files.generation)));
@@ -1264,6 +1272,7 @@ export class IndexStore {
         format: INDEX_FILES_FORMAT,
         throughSegment: segments.length ? segments[segments.length - 1]!.id : -1,
         analyzer: ANALYZER_VERSION,
+        facts: FACTS_VERSION,
         ...(this.vectors && this.embedder
           ? { embedder: this.embedder.id, dimensions: this.vectors.dimensions }
           : {}),

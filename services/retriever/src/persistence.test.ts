@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SiteProfile } from '@askbus/contracts';
 import { loadDemoSites } from '@askbus/demo-data';
 import { KeywordIndex } from '@askbus/search-core';
-import { SiteCatalog } from '@askbus/understand';
+import { FACTS_VERSION, SiteCatalog } from '@askbus/understand';
 import { testSite } from '@askbus/understand/testing';
 import { IndexStore } from './index-store';
 import { INDEX_FILES_FORMAT } from './segments';
@@ -144,6 +144,16 @@ describe('reopening a saved index', () => {
       const again = await IndexStore.open({ dataDir: other, embedder: null });
       expect(again.openedFrom).toBe('disk');
       await again.close();
+      // files whose facts an older extractor made (no version noted) are rebuilt too
+      const current = JSON.parse(readFileSync(path, 'utf8'));
+      const { facts: noted, ...older } = current.index;
+      expect(noted).toBe(FACTS_VERSION);
+      writeFileSync(path, JSON.stringify({ ...current, index: older }));
+      const refreshed = await IndexStore.open({ dataDir: other, embedder: null });
+      expect(refreshed.openedFrom).toBe('rebuilt');
+      expect(await answers(refreshed)).toEqual(live);
+      await refreshed.close();
+      expect(JSON.parse(readFileSync(path, 'utf8')).index.facts).toBe(FACTS_VERSION);
     } finally {
       rmSync(other, { recursive: true, force: true });
     }

@@ -37,6 +37,8 @@ export type SegmentInfo = z.infer<typeof SegmentInfo>;
  * columns made by facts that take a price's currency from `priceCurrency` and read food energy
  * ("350 calories"), which those of 5 lack. Index files of
  * another layout (or none given: older ones) are rebuilt from the segments, never misread.
+ * Since 6 the facts' own version is noted beside the layout (`facts`), so a change to what the
+ * extractor reads rebuilds the files without a new layout number.
  */
 export const INDEX_FILES_FORMAT = 6;
 
@@ -47,6 +49,8 @@ export const IndexFiles = z.object({
   /** The last segment the indexes include. */
   throughSegment: z.number().int(),
   analyzer: z.number().int(),
+  /** FACTS_VERSION of the profiles and fact columns (absent: before it was noted, 2 or older). */
+  facts: z.number().int().optional(),
   /** The embedder of the vectors (absent: keyword only). */
   embedder: z.string().optional(),
   dimensions: z.number().int().optional(),
