@@ -188,7 +188,7 @@ function numberFact(
  * Bump when `extractFacts` reads items differently: a store that keeps each item's facts
  * (PostgreSQL's `facts` column) makes them again. 2: prices' currencies, food energy,
  * enumeration members written as URLs, a MonetaryAmount's QuantitativeValue. 3: areas
- * (FTK, "sq ft") and amounts of data ("19MB").
+ * (FTK, "sq ft") and amounts of data ("19MB"), price levels ("$$").
  */
 export const FACTS_VERSION = 3;
 
@@ -207,6 +207,9 @@ function memberWords(member: string, label: string): string {
   return (repeats ? words.slice(0, -named.length) : words).join(' ');
 }
 
+/** One currency sign written one to five times: "$", "€€€". */
+const PRICE_LEVEL = /^([$€£¥])\1{0,4}$/;
+
 /** A string leaf: a date, a duration, a number with a unit, a short value, or prose. */
 function stringFact(
   path: string,
@@ -222,6 +225,19 @@ function stringFact(
   const member = SCHEMA_MEMBER.exec(v);
   if (member) return { path, label, context, kind: 'string', str: memberWords(member[1]!, label) };
   if (v === '' || /^https?:\/\//i.test(v)) return undefined;
+  // a price level ("$$", schema.org's priceRange example): a rank of cheap to dear, not an amount
+  const level = PRICE_LEVEL.exec(v);
+  if (level && !textKey)
+    return {
+      path,
+      label,
+      context,
+      kind: 'number',
+      num: v.length,
+      unit: level[1]!,
+      srcUnit: level[1]!,
+      dimension: 'price level',
+    };
   if (!textKey) {
     const year = dateToYear(v);
     if (year !== undefined) return { path, label, context, kind: 'date', num: year, str: v };

@@ -31,6 +31,8 @@ export function showQuantity(
 ): string {
   if (!prop?.unit) return formatNumber(canonical);
   if (prop.dimension === 'rating') return `${formatNumber(canonical)}${prop.unit}`;
+  if (prop.dimension === 'price level' && Number.isInteger(canonical) && canonical >= 1 && canonical <= 5)
+    return prop.unit.repeat(canonical);
   const display = prop.displayUnit ? unitOf(prop.displayUnit) : undefined;
   const unit =
     display && display.canonical === prop.unit

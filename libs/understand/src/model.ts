@@ -90,7 +90,8 @@ function propertyModel(profile: PropertyProfile, lexicon: Lexicon): PropertyMode
   if (p.dimension) for (const w of DIMENSION_WORDS[p.dimension as Dimension] ?? []) add(w, 0.7);
   if (p.unit) for (const w of UNIT_WORDS.get(p.unit) ?? []) add(w.toLowerCase(), 0.75);
   let role: PropertyModel['role'];
-  if (p.kind === 'number' && p.dimension === 'money') {
+  // a price level ("$$") costs more as it grows, as an amount does
+  if (p.kind === 'number' && (p.dimension === 'money' || p.dimension === 'price level')) {
     const concepts = new Set(label.flatMap((w) => lexicon.concepts(w)));
     if (concepts.has('income') && !concepts.has('cost')) role = 'income';
     else if (concepts.has('cost') && !concepts.has('income')) role = 'cost';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Constraint, RangeConstraint, Understanding, ValueConstraint } from '@askbus/contracts';
 import { SiteCatalog } from './catalog';
+import { showQuantity } from './format';
 import { SiteModel } from './model';
 import { parseQuestion } from './parse';
 import { testLexicon, testSite } from './testing';
@@ -441,11 +442,15 @@ describe('parseQuestion on a site of news articles (relative years, a compound t
 });
 
 describe('parseQuestion on a property of yes and no (a synthetic site of restaurants)', () => {
-  const { ask } = syntheticSite(
+  const { ask, model } = syntheticSite(
     'eat',
     'Restaurant',
     60,
-    (i) => ({ servesCuisine: ['Thai', 'Italian', 'French'][i % 3], acceptsReservations: i % 2 === 0 }),
+    (i) => ({
+      servesCuisine: ['Thai', 'Italian', 'French'][i % 3],
+      acceptsReservations: i % 2 === 0,
+      priceRange: '$'.repeat(1 + (i % 4)),
+    }),
     (i) => `Table ${i}`,
   );
 
@@ -459,6 +464,19 @@ describe('parseQuestion on a property of yes and no (a synthetic site of restaur
     expect(value(without, 'acceptsReservations')).toMatchObject({ values: ['yes'], negated: true });
     expect(value(without, 'servesCuisine')?.values).toEqual(['thai']);
     expect(value(ask('italian restaurants'), 'acceptsReservations')).toBeUndefined();
+  });
+
+  it('reads a price level written in signs ("$$") as a rank that "cheap" and "expensive" sort by', () => {
+    expect(order(ask('cheap restaurants'), 'priceRange')).toMatchObject({
+      direction: 'asc',
+      text: 'low price range',
+    });
+    expect(order(ask('expensive thai restaurants'), 'priceRange')?.direction).toBe('desc');
+    const prop = model.byPath.get('priceRange')!;
+    expect(prop).toMatchObject({ kind: 'number', dimension: 'price level', min: 1, max: 4 });
+    expect(showQuantity(2, prop)).toBe('$$');
+    // a price level is no amount of money
+    expect(ask('restaurants under $30').constraints).toEqual([]);
   });
 });
 

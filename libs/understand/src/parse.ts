@@ -1383,9 +1383,17 @@ function readPreferences(c: Ctx, pass: 'noun' | 'alone'): void {
       }
       continue;
     }
-    // an adjective before a name or a value is a preposition there ("near Hualian")
+    // an adjective before a name is a preposition there ("near Hualian"); before a value only
+    // when the tagger says so ("expensive thai restaurants" keeps "expensive")
     const next = c.tokens[i + 1];
-    if (next && (c.used[i + 1] === 'value' || c.used[i + 1] === 'name' || next.capitalized)) continue;
+    if (
+      next &&
+      (c.used[i + 1] === 'name' ||
+        next.capitalized ||
+        (c.used[i + 1] === 'value' &&
+          (t.tags.has('Preposition') || (!c.model.lexicon.degree(t.word) && !t.tags.has('Adjective')))))
+    )
+      continue;
     const time = timeDirection(c, t.word);
     if (time) {
       const r = dateResolved(c, i, i + 1);

@@ -19,6 +19,7 @@ export type Dimension =
   | 'energy'
   | 'area'
   | 'data'
+  | 'price level'
   | 'rating'
   | 'count';
 
@@ -130,6 +131,7 @@ export const DIMENSION_WORDS: Readonly<Record<Dimension, readonly string[]>> = {
   energy: ['energy'],
   area: ['area', 'size', 'surface'],
   data: ['size', 'storage'],
+  'price level': ['price level', 'price'],
   rating: ['rating', 'score'],
   count: ['number', 'count'],
 };
