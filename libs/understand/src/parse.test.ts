@@ -515,3 +515,33 @@ describe('parseQuestion on areas and amounts of data (synthetic homes and apps)'
     expect(order(apps.ask('the smallest app'), 'fileSize')?.direction).toBe('asc');
   });
 });
+
+describe('parseQuestion on the words of a date (a synthetic site of podcast episodes)', () => {
+  const { ask } = syntheticSite(
+    'pods',
+    'PodcastEpisode',
+    80,
+    (i) => ({
+      episodeNumber: i,
+      datePublished: `${2015 + (i % 12)}-0${1 + (i % 9)}-15`,
+      duration: `PT${12 + i}M`,
+    }),
+    (i) => `Episode ${i}`,
+    new Date('2026-12-07T12:00:00Z'),
+  );
+
+  it('takes a word of the date\'s own label for that date, not for a number ("published" is no issue number)', () => {
+    const u = ask('episodes published last year');
+    expect(range(u, 'datePublished')).toMatchObject({ min: 2025, max: 2026 });
+    expect(u.orders).toEqual([]);
+  });
+
+  it('orders by the date for a word of time, adverbs too, and says it in words of time', () => {
+    for (const q of ['recently published episodes', 'new episodes'])
+      expect(order(ask(q), 'datePublished')).toMatchObject({
+        direction: 'desc',
+        text: 'recent date published',
+      });
+    expect(order(ask('the oldest episodes'), 'datePublished')?.text).toBe('earliest date published');
+  });
+});

@@ -1209,7 +1209,9 @@ const EVALUATIVE = new Set([
 
 /** The date direction a word asks for: new → latest first, old → earliest first. */
 function timeDirection(c: Ctx, word: string): 'asc' | 'desc' | undefined {
-  const base = c.model.lexicon.degree(word)?.base ?? word;
+  // "recently", "newly": the adverb of the adjective
+  const base =
+    c.model.lexicon.degree(word)?.base ?? word.replace(/^(recent|new|late|current|fresh|early)ly$/, '$1');
   if (/^(new|recent|late|modern|young|current|latest|newest|fresh|contemporary)$/.test(base)) return 'desc';
   if (/^(old|early|ancient|classic|vintage|earliest|oldest|retro|aged)$/.test(base)) return 'asc';
   return undefined;
@@ -1246,10 +1248,17 @@ function addOrder(
     direction: dir,
     strength,
     phrase: phraseOf(c, from, to),
-    text: `${dir === 'desc' ? (strength === 'sort' ? 'highest' : 'high') : strength === 'sort' ? 'lowest' : 'low'} ${label}`,
+    text: `${orderWord(r.prop?.kind === 'date', dir, strength)} ${label}`,
     ...(quantiles ? { quantiles } : {}),
   });
   mark(c, from, to, 'order');
+}
+
+/** "highest weight", "low price"; dates are "latest" and "earliest", not high and low. */
+function orderWord(date: boolean, dir: 'asc' | 'desc', strength: 'sort' | 'prefer'): string {
+  const sort = strength === 'sort';
+  if (date) return dir === 'desc' ? (sort ? 'latest' : 'recent') : sort ? 'earliest' : 'early';
+  return dir === 'desc' ? (sort ? 'highest' : 'high') : sort ? 'lowest' : 'low';
 }
 
 const ratingResolved = (c: Ctx, from: number, to: number): Resolved | undefined =>
@@ -1371,10 +1380,12 @@ function readPreferences(c: Ctx, pass: 'noun' | 'alone'): void {
       t.tags.has('Adjective') ||
       degree !== undefined ||
       (c.model.lexicon.senses(t.word, 'a').length > 0 && c.model.lexicon.senses(t.word, 'n').length === 0);
-    if (!adjective) continue;
+    if (!adjective && !timeDirection(c, t.word)) continue;
     const base = degree?.base ?? t.root;
     const up = c.model.lexicon.polarity(base) > 0;
     if (pass === 'noun') {
+      // words of time order by the date, in the other pass ("recently published")
+      if (timeDirection(c, t.word)) continue;
       // an adjective before a noun that names a property: the noun says which, the adjective how
       const next = c.tokens[i + 1];
       if (next && free(c, i + 1) && !STOPWORDS.has(next.word) && !c.model.typeOf(next.word)) {
@@ -1405,10 +1416,16 @@ function readPreferences(c: Ctx, pass: 'noun' | 'alone'): void {
       if (r) addOrder(c, r, up ? 'desc' : 'asc', 'prefer', i, i + 1);
       continue;
     }
+    // a word of a date's own label says which date ("published last year"), not a preference
+    if (namesDate(c, t.word) || namesDate(c, t.root)) continue;
     const r = resolveNumeric(c, i, undefined, ['number']);
     if (r && r.score >= 0.55) addOrder(c, r, up ? 'desc' : 'asc', 'prefer', i, i + 1);
   }
 }
+
+/** Whether a word is one of a date property's own label words ("published": date published). */
+const namesDate = (c: Ctx, word: string): boolean =>
+  c.model.properties.some((p) => p.kind === 'date' && (p.words.get(word) ?? 0) >= 0.8);
 
 // ---------------------------------------------------------------- derived
 
