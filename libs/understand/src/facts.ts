@@ -207,6 +207,9 @@ function memberWords(member: string, label: string): string {
   return (repeats ? words.slice(0, -named.length) : words).join(' ');
 }
 
+/** A CamelCase name of two or more words, its last word apart: "GameApplication". */
+const NAMED_TYPE = /^((?:[A-Z][a-z]+)+)([A-Z][a-z]+)$/;
+
 /** One currency sign written one to five times: "$", "€€€". */
 const PRICE_LEVEL = /^([$€£¥])\1{0,4}$/;
 
@@ -224,6 +227,11 @@ function stringFact(
   // are the value ("Online"); other links are not facts
   const member = SCHEMA_MEMBER.exec(v);
   if (member) return { path, label, context, kind: 'string', str: memberWords(member[1]!, label) };
+  // a schema.org type named as a value, ending in a word of the property ("GameApplication" of
+  // `applicationCategory`): the words before it are the value ("Game")
+  const typed = NAMED_TYPE.exec(v);
+  if (typed && label.split(' ').includes(typed[2]!.toLowerCase()))
+    return { path, label, context, kind: 'string', str: splitCamelCase(typed[1]!) };
   if (v === '' || /^https?:\/\//i.test(v)) return undefined;
   // a price level ("$$", schema.org's priceRange example): a rank of cheap to dear, not an amount
   const level = PRICE_LEVEL.exec(v);

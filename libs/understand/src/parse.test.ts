@@ -488,6 +488,8 @@ describe('parseQuestion on areas and amounts of data (synthetic homes and apps)'
   }));
   const apps = syntheticSite('apps', 'SoftwareApplication', 90, (i) => ({
     fileSize: `${3 + ((i * 31) % 900)}MB`,
+    applicationCategory: ['GameApplication', 'FinanceApplication', 'HealthApplication'][i % 3],
+    operatingSystem: i % 2 ? 'Android' : 'iOS',
     aggregateRating: { '@type': 'AggregateRating', ratingValue: 1 + (i % 40) / 10, ratingCount: 10 + i * 7 },
   }));
 
@@ -513,6 +515,16 @@ describe('parseQuestion on areas and amounts of data (synthetic homes and apps)'
     expect(range(apps.ask('apps under 50 MB'), 'fileSize')).toMatchObject({ max: 50 });
     expect(range(apps.ask('apps bigger than 1 GB'), 'fileSize')).toMatchObject({ min: 1000 });
     expect(order(apps.ask('the smallest app'), 'fileSize')?.direction).toBe('asc');
+  });
+
+  it('reads a schema.org type given as a value by the words before the property\'s ("GameApplication": Game)', () => {
+    const u = apps.ask('android games');
+    expect(value(u, 'applicationCategory')).toMatchObject({
+      values: ['game'],
+      text: 'application category Game',
+    });
+    expect(value(u, 'operatingSystem')?.values).toEqual(['android']);
+    expect(value(apps.ask('finance apps for iOS'), 'applicationCategory')?.values).toEqual(['finance']);
   });
 });
 
