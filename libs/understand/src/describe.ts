@@ -124,7 +124,8 @@ export function describeItem(input: DescribeInput): string {
     if (more.length >= 4 || shown.has(path)) continue;
     if (list[0]?.kind === 'name' || list[0]?.kind === 'text' || list[0]?.kind === 'date') continue;
     const phrase = factPhrase(path, list);
-    if (phrase && phrase.length < 80) more.push(phrase);
+    // two properties may say the same ("duration" and "timeRequired": 102 minutes)
+    if (phrase && phrase.length < 80 && !more.includes(phrase) && !asked.includes(phrase)) more.push(phrase);
   }
   if (first) return more.length ? `${first} Also: ${more.slice(0, 3).join(', ')}.` : first;
   return more.length ? `${head}: ${more.join(', ')}.` : `${head}.`;

@@ -188,7 +188,8 @@ function numberFact(
  * Bump when `extractFacts` reads items differently: a store that keeps each item's facts
  * (PostgreSQL's `facts` column) makes them again. 2: prices' currencies, food energy,
  * enumeration members written as URLs, a MonetaryAmount's QuantitativeValue. 3: areas
- * (FTK, "sq ft") and amounts of data ("19MB"), price levels ("$$").
+ * (FTK, "sq ft") and amounts of data ("19MB"), price levels ("$$"), schema.org types given as
+ * values ("GameApplication").
  */
 export const FACTS_VERSION = 3;
 

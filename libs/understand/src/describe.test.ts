@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { describeItem } from './describe';
+import { extractFacts, factsByPath } from './facts';
+
+const describeSchema = (name: string, schema: Record<string, unknown>, asked?: string[]): string =>
+  describeItem({ name, facts: factsByPath(extractFacts(schema)), ...(asked ? { asked } : {}) });
+
+describe('describeItem', () => {
+  it('says a value two properties share once ("duration" and "timeRequired")', () => {
+    const text = describeSchema(
+      'Episode 47',
+      { '@type': 'PodcastEpisode', duration: 'PT1H42M', timeRequired: 'PT1H42M', episodeNumber: 47 },
+      ['duration'],
+    );
+    expect(text.match(/102 minutes/g)).toHaveLength(1);
+    expect(describeSchema('Episode 48', { duration: 'PT20M', timeRequired: 'PT20M' })).toBe(
+      'Episode 48: 20 minutes.',
+    );
+  });
+
+  it('shows areas, amounts of data and price levels the way the site wrote them', () => {
+    const home = describeSchema('12 Oak Lane', {
+      floorSize: { '@type': 'QuantitativeValue', value: 2217, unitCode: 'FTK' },
+    });
+    expect(home).toBe('12 Oak Lane: floor size 2,217 sq ft.');
+    expect(describeSchema('Notely', { fileSize: '19MB' })).toBe('Notely: file size 19 MB.');
+    expect(describeSchema('Harbor Inn', { priceRange: '$$' })).toBe('Harbor Inn: price range $$.');
+  });
+});
