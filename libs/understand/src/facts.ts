@@ -189,7 +189,7 @@ function numberFact(
  * (PostgreSQL's `facts` column) makes them again. 2: prices' currencies, food energy,
  * enumeration members written as URLs, a MonetaryAmount's QuantitativeValue. 3: areas
  * (FTK, "sq ft") and amounts of data ("19MB"), price levels ("$$"), schema.org types given as
- * values ("GameApplication").
+ * values ("GameApplication"), counts of a thing named by a word ("9 servings").
  */
 export const FACTS_VERSION = 3;
 
@@ -210,6 +210,9 @@ function memberWords(member: string, label: string): string {
 
 /** A CamelCase name of two or more words, its last word apart: "GameApplication". */
 const NAMED_TYPE = /^((?:[A-Z][a-z]+)+)([A-Z][a-z]+)$/;
+
+/** A whole number and one word: "9 servings", "12 cookies". */
+const COUNTED = /^(\d{1,7})\s+([A-Za-z]{3,20})$/;
 
 /** One currency sign written one to five times: "$", "€€€". */
 const PRICE_LEVEL = /^([$€£¥])\1{0,4}$/;
@@ -266,6 +269,19 @@ function stringFact(
     if (n !== undefined) return numberFact(path, label, context, n, keyUnit);
     const q = quantityInText(v);
     if (q) return numberFact(path, label, context, q.value, q.unit);
+    // a count of things named by one word ("9 servings", "4 people"): the word is its unit
+    const counted = COUNTED.exec(v);
+    if (counted && Number(counted[1]) <= 1e6)
+      return {
+        path,
+        label,
+        context,
+        kind: 'number',
+        num: Number(counted[1]),
+        unit: counted[2]!.toLowerCase(),
+        srcUnit: counted[2]!.toLowerCase(),
+        dimension: 'count',
+      };
   }
   const long = v.length > MAX_VALUE_CHARS || v.split(/\s+/).length > MAX_VALUE_WORDS;
   return { path, label, context, kind: textKey || long ? 'text' : 'string', str: v.slice(0, 2_000) };

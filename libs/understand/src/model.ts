@@ -89,6 +89,15 @@ function propertyModel(profile: PropertyProfile, lexicon: Lexicon): PropertyMode
   for (const w of labelWords(p.context, lexicon)) add(w, 0.3);
   if (p.dimension) for (const w of DIMENSION_WORDS[p.dimension as Dimension] ?? []) add(w, 0.7);
   if (p.unit) for (const w of UNIT_WORDS.get(p.unit) ?? []) add(w.toLowerCase(), 0.75);
+  // a count whose values name what they count ("9 servings"): that word names the property too
+  if (p.dimension === 'count' && p.unit && !UNIT_WORDS.has(p.unit))
+    for (const w of [p.unit, ...lexicon.baseForms(p.unit)]) {
+      add(w, 0.85);
+      // a count of doings names its verb too: "servings" what a recipe serves
+      const stem = /^(.{3,})ing$/.exec(w)?.[1];
+      if (stem)
+        for (const verb of [stem, `${stem}e`]) if (lexicon.senses(verb, 'v').length > 0) add(verb, 0.85);
+    }
   let role: PropertyModel['role'];
   // a price level ("$$") costs more as it grows, as an amount does
   if (p.kind === 'number' && (p.dimension === 'money' || p.dimension === 'price level')) {

@@ -325,6 +325,7 @@ describe('parseQuestion on food energy (a synthetic site of recipes)', () => {
     (i) => ({
       totalTime: `PT${10 + ((i * 7) % 170)}M`,
       nutrition: { '@type': 'NutritionInformation', calories: `${80 + ((i * 97) % 1100)} calories` },
+      recipeYield: `${2 + (i % 10)} servings`,
     }),
     (i) => `Recipe ${i}`,
   );
@@ -337,6 +338,18 @@ describe('parseQuestion on food energy (a synthetic site of recipes)', () => {
     expect(range(ask('recipes under 2000 kJ'), 'nutrition.calories')?.max).toBeCloseTo(478, 0);
     expect(order(ask('low calorie recipes'), 'nutrition.calories')?.direction).toBe('asc');
     expect(range(ask('recipes that take less than an hour'), 'totalTime')).toMatchObject({ max: 60 });
+  });
+
+  it('reads "N servings" as a count its word names, and the verb of that word ("serve")', () => {
+    expect(range(ask('recipes with more than 6 servings'), 'recipeYield')).toMatchObject({
+      min: 6,
+      minInclusive: false,
+      text: 'recipe yield over 6 servings',
+    });
+    expect(range(ask('recipes that serve 4'), 'recipeYield')).toMatchObject({ min: 4, max: 4 });
+    expect(range(ask('recipes that serve at least 8'), 'recipeYield')).toMatchObject({ min: 8 });
+    // the items' own type after a number counts the answers, and names no property of theirs
+    expect(ask('top 3 recipes').constraints).toEqual([]);
   });
 });
 

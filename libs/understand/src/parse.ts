@@ -1061,16 +1061,13 @@ function readQuantities(c: Ctx): void {
           )?.unit
         : undefined);
     if (!resolved) {
-      const after1 = unitObj ? undefined : resolveNumeric(c, to, undefined);
+      // the items' own type after a number counts them ("top 3 recipes"), names no property
+      const typeAfter = !!c.tokens[to] && !!c.model.typeOf(c.tokens[to]!.word);
+      const after1 = unitObj || typeAfter ? undefined : resolveNumeric(c, to, undefined);
       // a noun after the number must name the property clearly ("6000 grams" is a unit; "100
       // people" is no magnitude); the two sides of one measure ("6 goals": home + away) confirm each other
       const nounAfter =
         after1 && (after1.score >= 0.55 || (!after1.prop && after1.score >= 0.5)) ? after1 : undefined;
-      const nounAfterNext =
-        !nounAfter && !unitObj && c.tokens[to]?.word && /^(of|in)$/.test(c.tokens[to]!.word)
-          ? undefined
-          : undefined;
-      void nounAfterNext;
       if (nounAfter && free(c, to)) {
         resolved = nounAfter;
         to = Math.max(to, nounAfter.to);
@@ -1086,6 +1083,7 @@ function readQuantities(c: Ctx): void {
         for (let k = from - 1; k >= Math.max(0, from - 4); k--) {
           // a word already read ("short beaks, under 35 mm") may still name the property
           if (!free(c, k) && c.used[k] !== 'order' && c.used[k] !== 'number') break;
+          if (c.model.typeOf(c.tokens[k]!.word)) continue;
           const r = resolveNumeric(c, k, unitObj?.dimension);
           if (r && r.score >= 0.55) {
             resolved = r;
