@@ -112,7 +112,7 @@ export function toNumber(v: unknown): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
-const DATE = /^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+const DATE = /^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?(?:[T ](?:(\d{2}):(\d{2}))?[\d:.]*(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 
 /** "1998-06-12" → 1998.44; "1998" → 1998; anything else undefined. */
 export function dateToYear(text: string): number | undefined {
@@ -123,8 +123,12 @@ export function dateToYear(text: string): number | undefined {
   const month = m[2] ? Number(m[2]) : 1;
   const day = m[3] ? Number(m[3]) : 1;
   if (month < 1 || month > 12 || day < 1 || day > 31) return undefined;
+  // the time of day as written (the wall clock where it happens; its offset is left aside so the
+  // day stays the one written): an event's start comes before its end on the same day
+  const hour = m[4] ? Math.min(Number(m[4]), 23) : 0;
+  const minute = m[5] ? Math.min(Number(m[5]), 59) : 0;
   const start = Date.UTC(year, 0, 1);
-  const at = Date.UTC(year, month - 1, day);
+  const at = Date.UTC(year, month - 1, day, hour, minute);
   const end = Date.UTC(year + 1, 0, 1);
   return year + (at - start) / (end - start);
 }

@@ -181,7 +181,12 @@ export class SiteModel {
       words: this.typeWordsOf(type),
     }));
     this.siteWords = new Set(profiles.flatMap((p) => p.siteWords));
-    const dates = this.properties.filter((p) => p.kind === 'date').sort((a, b) => b.count - a.count);
+    // the date most items carry; of two carried alike, the earlier (an event's start before its
+    // end, a publication before its modification)
+    const median = (p: PropertyModel): number => p.quantiles?.[5] ?? 0;
+    const dates = this.properties
+      .filter((p) => p.kind === 'date')
+      .sort((a, b) => b.count - a.count || median(a) - median(b));
     this.primaryDate = dates[0];
     const ratings = this.properties
       .filter(

@@ -424,6 +424,49 @@ describe('parseQuestion on schema.org enumerations (a synthetic site of events)'
   });
 });
 
+describe('parseQuestion on the calendar (a synthetic site of events around now)', () => {
+  // Monday 7 December 2026; events from 20 November to 18 January, each with an end two hours on
+  const now = new Date('2026-12-07T12:00:00Z');
+  const { model, ask } = syntheticSite(
+    'agenda',
+    'Event',
+    60,
+    (i) => {
+      const start = new Date(Date.UTC(2026, 10, 20 + i, 18));
+      const end = new Date(start.getTime() + 2 * 3_600_000);
+      const iso = (d: Date) => d.toISOString().slice(0, 16);
+      // the end first, as a file may write it
+      return { endDate: `${iso(end)}:00-05:00`, startDate: `${iso(start)}:00-05:00` };
+    },
+    (i) => `Evening ${i}`,
+    now,
+  );
+  const days = (u: ReturnType<typeof ask>) => {
+    const r = range(u, 'startDate')!;
+    // back from a fractional year to the day it begins (rounded to the minute)
+    const day = (y: number) =>
+      new Date(Math.round((Date.UTC(2026, 0, 1) + (y - 2026) * 365 * 86_400_000) / 60_000) * 60_000)
+        .toISOString()
+        .slice(0, 10);
+    return [day(r.min!), day(r.max!)];
+  };
+
+  it('takes the earlier of two dates the items carry alike (an event starts before it ends)', () => {
+    expect(model.primaryDate?.path).toBe('startDate');
+  });
+
+  it('reads the weekend, a week and a month alone as whole spans of the calendar', () => {
+    expect(days(ask('events this weekend'))).toEqual(['2026-12-12', '2026-12-14']);
+    expect(range(ask('events this weekend'), 'startDate')?.text).toBe('this weekend');
+    expect(days(ask('events next weekend'))).toEqual(['2026-12-19', '2026-12-21']);
+    expect(days(ask('events next week'))).toEqual(['2026-12-14', '2026-12-21']);
+    // a month alone: the one nearest now among the years the dates reach
+    expect(days(ask('events in January'))).toEqual(['2027-01-01', '2027-02-01']);
+    expect(range(ask('events in January'), 'startDate')?.text).toBe('in January 2027');
+    expect(days(ask('events on December 12, 2026'))).toEqual(['2026-12-12', '2026-12-13']);
+  });
+});
+
 describe('parseQuestion on a site of news articles (relative years, a compound type)', () => {
   const { ask } = syntheticSite(
     'news',

@@ -418,6 +418,12 @@ function readDates(c: Ctx, now: Date): void {
     if (year < lo - 30 || year > hi + 30 || year < 1000 || year > 2999) continue;
     const before = (k: number): string => c.tokens[i - k]?.word ?? '';
     const after = (k: number): string => c.tokens[i + k]?.word ?? '';
+    // a whole date ("December 12, 2026", "12 December 2026"): chrono reads it below
+    if (
+      (/^\d{1,2}(st|nd|rd|th)?$/.test(before(1)) && MONTHS.has(before(2))) ||
+      (MONTHS.has(before(1)) && /^\d{1,2}(st|nd|rd|th)?$/.test(before(2)))
+    )
+      continue;
     // a quantity, not a year: "2000 square feet", "between 2000 and 3000 square feet"
     if (measured(c, i) || (/^(and|to|through)$/.test(after(1)) && measured(c, i + 2))) continue;
     // "between 1990 and 1995", "from 1990 to 1995", "1990-1995"
@@ -500,6 +506,7 @@ function readDates(c: Ctx, now: Date): void {
       0.85,
     );
   }
+  readWeekend(c, now, add);
   // other dates chrono reads ("June 5, 2014", "last year"); a month and day alone when the
   // site's dates all fall in one year
   for (const r of chrono.parse(c.text, now)) {
@@ -520,10 +527,25 @@ function readDates(c: Ctx, now: Date): void {
       else add(from, end, year, year + 1, `${dateWord} ${year}`);
       continue;
     }
-    if (year === undefined || monthOf === undefined) continue;
-    const start = dayOf !== undefined ? dayStart(year, monthOf, dayOf) : monthStart(year, monthOf);
-    const stop = dayOf !== undefined ? dayStart(year, monthOf, dayOf + 1) : monthStart(year, monthOf + 1);
-    add(from, end, start, stop, `${dateWord} ${r.text}`);
+    // a month alone ("in January"): the one nearest to now among the years the site's dates reach
+    const yearOf = year ?? (monthOf !== undefined ? nearestYearOf(monthOf, now, lo, hi) : undefined);
+    if (yearOf === undefined || monthOf === undefined) continue;
+    // "next week", "this week": chrono gives one day of it; the week is Monday to Sunday
+    if (dayOf !== undefined && /\bweek\b/i.test(r.text)) {
+      const day = Date.UTC(yearOf, monthOf - 1, dayOf);
+      const monday = day - ((new Date(day).getUTCDay() + 6) % 7) * DAY_MS;
+      add(from, end, atMs(monday), atMs(monday + 7 * DAY_MS), r.text.toLowerCase());
+      continue;
+    }
+    const start = dayOf !== undefined ? dayStart(yearOf, monthOf, dayOf) : monthStart(yearOf, monthOf);
+    const stop = dayOf !== undefined ? dayStart(yearOf, monthOf, dayOf + 1) : monthStart(yearOf, monthOf + 1);
+    add(
+      from,
+      end,
+      start,
+      stop,
+      dateText(r.text, year === undefined ? yearOf : undefined, dayOf !== undefined),
+    );
   }
 }
 
@@ -565,6 +587,56 @@ const monthStart = (year: number, month: number): number =>
   month > 12 ? year + 1 : yearFraction(year, Date.UTC(year, month - 1, 1));
 const dayStart = (year: number, month: number, day: number): number =>
   yearFraction(year, Date.UTC(year, month - 1, day));
+const DAY_MS = 86_400_000;
+
+/** How a date chrono read is said: "tomorrow", "next week", "on December 12, 2026", "in January 2027". */
+function dateText(written: string, impliedYear: number | undefined, day: boolean): string {
+  written = written.trim().replace(/^(on|in|from|during|at)\s+/i, '');
+  if (/^(today|tonight|tomorrow|yesterday)$|^(this|next|last|past|coming)\b/i.test(written))
+    return written.toLowerCase();
+  const at = day ? 'on' : 'in';
+  return impliedYear === undefined ? `${at} ${written}` : `${at} ${written}${day ? ',' : ''} ${impliedYear}`;
+}
+
+/** The year whose `month` lies nearest to `now`, of last year, this year and next within lo..hi. */
+function nearestYearOf(month: number, now: Date, lo: number, hi: number): number | undefined {
+  const y = now.getUTCFullYear();
+  const middle = (year: number): number => Date.UTC(year, month - 1, 15);
+  return [y - 1, y, y + 1]
+    .filter((year) => year >= lo && year <= hi)
+    .sort((a, b) => Math.abs(middle(a) - now.getTime()) - Math.abs(middle(b) - now.getTime()))[0];
+}
+/** A moment (ms since the epoch) as a fractional year. */
+const atMs = (ms: number): number => yearFraction(new Date(ms).getUTCFullYear(), ms);
+
+/**
+ * "this weekend", "next weekend", "last weekend", "the weekend": Saturday and Sunday (the
+ * calendar's, not a site's); "this" is the coming one, or the one under way.
+ */
+function readWeekend(
+  c: Ctx,
+  now: Date,
+  add: (from: number, to: number, min: number, max: number, text: string) => void,
+): void {
+  const at = c.tokens.findIndex((t, i) => (t.word === 'weekend' || t.word === 'weekends') && free(c, i));
+  if (at < 0) return;
+  const before = c.tokens[at - 1]?.word ?? '';
+  const which = /^(this|next|last|coming|the|upcoming|past)$/.test(before) && free(c, at - 1) ? before : '';
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  const weekday = new Date(today).getUTCDay();
+  // Saturday of this weekend: today on a Saturday, yesterday on a Sunday
+  let saturday = today + (weekday === 0 ? -1 : 6 - weekday) * DAY_MS;
+  if (which === 'next') saturday += 7 * DAY_MS;
+  if (which === 'last' || which === 'past') saturday -= 7 * DAY_MS;
+  const from = which ? at - 1 : at;
+  add(
+    from,
+    at + 1,
+    atMs(saturday),
+    atMs(saturday + 2 * DAY_MS),
+    `${which && which !== 'the' ? which : 'this'} weekend`,
+  );
+}
 
 // ---------------------------------------------------------------- numbers
 
