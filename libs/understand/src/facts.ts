@@ -98,6 +98,10 @@ function readKeyLabel(key: string, camelCase: boolean): { label: string; unit?: 
   if (inUnit && trailing) return { label: inUnit[1]!, unit: trailing };
   const whole = label.includes(' ') ? unitOf(label) : undefined;
   if (whole) return { label, unit: whole };
+  // "monthsOfExperience", "hoursOfBatteryLife": a length of time of something
+  const lead = /^([a-z]+) of \S/.exec(label);
+  const leadUnit = lead ? unitOf(lead[1]) : undefined;
+  if (leadUnit?.dimension === 'time') return { label, unit: leadUnit };
   label = label.replace(/\s+/g, ' ');
   return { label };
 }

@@ -22,6 +22,9 @@ const LONG_NAMES: Record<string, [string, string]> = {
   min: ['minute', 'minutes'],
   h: ['hour', 'hours'],
   d: ['day', 'days'],
+  wk: ['week', 'weeks'],
+  month: ['month', 'months'],
+  year: ['year', 'years'],
 };
 
 /** How a property shows its numbers: the site's own unit, converted back from the canonical one. */

@@ -72,6 +72,16 @@ describe('parseQuestion on the demo movies', () => {
     expect(movies.ask('movies from constructor 1997').constraints).toHaveLength(1);
   });
 
+  it('reads "the last 10 years" as a span to now', () => {
+    const u = parseQuestion('movies from the last 10 years', {
+      model: movies.model,
+      names: [],
+      now: new Date('2026-12-07T12:00:00Z'),
+    });
+    expect(range(u, 'datePublished')?.min).toBeCloseTo(2016.93, 2);
+    expect(range(u, 'datePublished')?.max).toBeCloseTo(2026.93, 2);
+  });
+
   it('reads decades on the release date, not on vote counts, with genres and a sort by rating', () => {
     const u = movies.ask('best rated dramas from the 90s');
     expect(range(u, 'datePublished')).toMatchObject({ min: 1990, max: 2000, maxInclusive: false });
@@ -145,6 +155,10 @@ describe('parseQuestion on the demo movies', () => {
 
 describe('parseQuestion on the demo cars', () => {
   const cars = testSite('cars');
+
+  it('takes years alone for no running time ("less than 10 years old" is no acceleration time)', () => {
+    expect(cars.ask('cars less than 10 years old').constraints).toEqual([]);
+  });
 
   it('reads counts, parts of decades and a preference from an adjective', () => {
     const u = cars.ask('heavy 8-cylinder cars from the early 70s');
@@ -368,9 +382,14 @@ describe('parseQuestion on pay (a synthetic site of job postings)', () => {
         currency: 'USD',
         value: { '@type': 'QuantitativeValue', value: 30_000 + ((i * 1_709) % 150_000), unitText: 'YEAR' },
       },
+      experienceRequirements: {
+        '@type': 'OccupationalExperienceRequirements',
+        monthsOfExperience: [0, 6, 12, 24, 60][i % 5],
+      },
     }),
     titleOf,
   );
+  const months = 'experienceRequirements.monthsOfExperience';
 
   it('reads a MonetaryAmount of a QuantitativeValue as money in its currency, not as years', () => {
     const salary = catalog.profile('jobs')!.properties.find((p) => p.path === 'baseSalary');
@@ -385,6 +404,23 @@ describe('parseQuestion on pay (a synthetic site of job postings)', () => {
 
   it('keeps a first word the tagger takes for a command when it is a noun ("nurse jobs")', () => {
     expect(ask('nurse jobs').freeText).toContain('nurse');
+  });
+
+  it('reads a key that leads with a unit ("monthsOfExperience") in it, years and "a year" too', () => {
+    const prop = catalog.profile('jobs')!.properties.find((p) => p.path === months);
+    expect(prop).toMatchObject({ dimension: 'time', displayUnit: 'month' });
+    expect(range(ask('jobs requiring at least 2 years of experience'), months)).toMatchObject({
+      min: 2 * 525_960,
+      text: 'months of experience at least 24 months',
+    });
+    expect(range(ask('jobs with less than a year of experience'), months)).toMatchObject({ max: 525_960 });
+  });
+
+  it('reads "no X" as X at 0 where some items have none', () => {
+    expect(range(ask('jobs that need no experience'), months)).toMatchObject({ max: 0, maxInclusive: true });
+    expect(range(ask('nurse jobs with no prior experience'), months)?.max).toBe(0);
+    // every posting pays: "no salary" is nothing the data can tell
+    expect(range(ask('jobs with no salary'), 'baseSalary')).toBeUndefined();
   });
 });
 

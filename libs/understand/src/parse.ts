@@ -90,6 +90,7 @@ export function parseQuestion(text: string, input: ParseInput): Understanding {
     // values written with numbers ("PG-13", "Apollo 13") before numbers are read as quantities
     readValues(c, true);
     readQuantities(c);
+    readNone(c);
     readOrders(c);
     readDerived(c);
     readPreferences(c, 'noun');
@@ -517,6 +518,18 @@ function readDates(c: Ctx, now: Date): void {
     if (c.used.slice(from, end).some((u) => u !== undefined)) continue;
     const known = (k: 'year' | 'month' | 'day'): number | undefined =>
       r.start.isCertain(k) ? (r.start.get(k) ?? undefined) : undefined;
+    // "the last 10 years", "the past 3 months": from that long ago until now
+    if (/\b(last|past|previous)\s+\S+\s+(years?|months?|weeks?|days?)\b/i.test(r.text)) {
+      const nowAt = yearFraction(now.getUTCFullYear(), now.getTime());
+      add(
+        from,
+        end,
+        atMs(r.start.date().getTime()),
+        nowAt,
+        r.text.trim().replace(/^(in|from|during)\s+/i, ''),
+      );
+      continue;
+    }
     const year = known('year') ?? (lo === hi ? lo : undefined);
     const monthOf = known('month');
     const dayOf = known('day');
@@ -723,6 +736,25 @@ function comparatorAfter(c: Ctx, i: number): { op: Comparator; to: number } | un
   if (c.text.slice(c.tokens[i - 1]?.end ?? 0, (c.tokens[i - 1]?.end ?? 0) + 1) === '+')
     return { op: 'gte', to: i };
   return undefined;
+}
+
+/** A month or a year as a unit of time. */
+const calendarSpan = (u: Unit | undefined): boolean => u?.dimension === 'time' && u.factor >= 43_830;
+
+/**
+ * The numeric properties a unit alone could measure, most common first. Months and years ("10
+ * years") name an age or a span far more often than a running time: only properties kept in
+ * months or years take them.
+ */
+function propertiesOfUnit(c: Ctx, unit: Unit): PropertyModel[] {
+  return c.model.properties
+    .filter(
+      (p) =>
+        p.kind === 'number' &&
+        p.dimension === unit.dimension &&
+        (!calendarSpan(unit) || calendarSpan(unitOf(p.displayUnit))),
+    )
+    .sort((a, b) => b.count - a.count);
 }
 
 /** Whether the number that starts at token `i` has a unit written after it ("2000 sq ft"). */
@@ -1166,9 +1198,7 @@ function readQuantities(c: Ctx): void {
     }
     if (!resolved && unitObj) {
       // only the unit says what it is: the most common property of that dimension
-      const props = c.model.properties
-        .filter((p) => p.kind === 'number' && p.dimension === unitObj!.dimension)
-        .sort((a, b) => b.count - a.count);
+      const props = propertiesOfUnit(c, unitObj);
       if (props[0])
         resolved = {
           target: { path: props[0].path },
@@ -1186,9 +1216,7 @@ function readQuantities(c: Ctx): void {
     }
     if (unitObj && resolved.prop?.dimension && unitObj.dimension !== resolved.prop.dimension) {
       // "over 2 hours" cannot be a weight: trust the unit
-      const props = c.model.properties
-        .filter((p) => p.kind === 'number' && p.dimension === unitObj!.dimension)
-        .sort((a, b) => b.count - a.count);
+      const props = propertiesOfUnit(c, unitObj);
       if (!props[0]) continue;
       resolved = {
         target: { path: props[0].path },
@@ -1711,6 +1739,33 @@ function readNoneOf(c: Ctx): void {
       confidence: 0.8,
     });
     mark(c, i, i + 1, 'value');
+  }
+}
+
+/**
+ * "no experience", "no reviews": a count or measure the next word or two name, at 0, where some
+ * items have 0 of it (otherwise "no" says nothing the data can tell).
+ */
+function readNone(c: Ctx): void {
+  for (let i = 0; i < c.tokens.length - 1; i++) {
+    if (c.tokens[i]!.word !== 'no' || !free(c, i)) continue;
+    for (let k = i + 1; k <= Math.min(i + 2, c.tokens.length - 1); k++) {
+      if (!free(c, k)) break;
+      const r = resolveNumeric(c, k);
+      if (!r?.prop || r.score < 0.6 || (r.prop.min ?? 1) > 0) continue;
+      c.constraints.push({
+        kind: 'range',
+        target: r.target,
+        max: 0,
+        minInclusive: true,
+        maxInclusive: true,
+        phrase: phraseOf(c, i, k + 1),
+        text: `no ${words(c, i + 1, k + 1)} (${r.label} 0)`,
+        confidence: 0.8,
+      });
+      mark(c, i, k + 1, 'number');
+      break;
+    }
   }
 }
 

@@ -104,6 +104,14 @@ export function tagQuestion(text: string): TaggedQuestion {
       text: written.replace(/[()]/g, '').trim(),
     });
   }
+  // "a year", "a mile": one of a unit, which the tagger reads only for some ("an hour")
+  tokens.forEach((t, i) => {
+    const next = tokens[i + 1];
+    if ((t.word !== 'a' && t.word !== 'an') || !next || next.word.length < 3 || !unitOf(next.word)) return;
+    if (numbers.some((n) => n.from <= i && i < n.to)) return;
+    numbers.push({ from: i, to: i + 1, value: 1, money: false, decade: false, text: t.raw });
+  });
+  numbers.sort((a, b) => a.from - b.from);
   return { text, tokens, numbers };
 }
 

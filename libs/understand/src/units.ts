@@ -64,6 +64,9 @@ export const UNITS: readonly Unit[] = [
   u('time', 'min', 60, 'h|hr|hrs|hour|hours'),
   u('time', 'min', 1440, 'd|day|days'),
   u('time', 'min', 10080, 'wk|week|weeks'),
+  // calendar spans as lengths of time ("24 months of experience", "2 years"): on average
+  u('time', 'min', 43830, 'month|months|mo|mos'),
+  u('time', 'min', 525960, 'year|years|yr|yrs'),
   u('money', 'USD', 1, 'USD|$|us$|usd|dollar|dollars|buck|bucks'),
   u('money', 'EUR', 1, 'EUR|€|eur|euro|euros'),
   u('money', 'GBP', 1, 'GBP|£|gbp|pound sterling|pounds sterling'),
