@@ -102,7 +102,8 @@ function readKeyLabel(key: string, camelCase: boolean): { label: string; unit?: 
   const lead = /^([a-z]+) of \S/.exec(label);
   const leadUnit = lead ? unitOf(lead[1]) : undefined;
   if (leadUnit?.dimension === 'time') return { label, unit: leadUnit };
-  label = label.replace(/\s+/g, ' ');
+  // schema.org's "numTracks", "numAdults": the abbreviation read out
+  label = label.replace(/\s+/g, ' ').replace(/^num (?=\S)/, 'number of ');
   return { label };
 }
 

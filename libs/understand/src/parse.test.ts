@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Constraint, RangeConstraint, Understanding, ValueConstraint } from '@askbus/contracts';
 import { SiteCatalog } from './catalog';
+import { keyLabel } from './facts';
 import { showQuantity } from './format';
 import { SiteModel } from './model';
 import { parseQuestion } from './parse';
@@ -262,6 +263,7 @@ describe('parseQuestion on two sides of one measure (a synthetic site of games)'
 });
 
 describe('parseQuestion on prices (synthetic shops: a currency declared, and none)', () => {
+  const movies = testSite('movies');
   // prices in an Offer with its priceCurrency, beside a weight in kilograms
   const gear = syntheticSite('gear', 'Product', 120, (i) => ({
     category: ['Tent', 'Laptop', 'Kettle'][i % 3],
@@ -274,6 +276,20 @@ describe('parseQuestion on prices (synthetic shops: a currency declared, and non
     numberOfPages: 90 + ((i * 53) % 1300),
     offers: { price: 4 + ((i * 7) % 56) },
   }));
+
+  it('takes the count of a work\'s parts for its length when it has no length ("the longest book")', () => {
+    expect(order(books.ask('the longest book'), 'numberOfPages')).toMatchObject({
+      direction: 'desc',
+      text: 'most pages',
+    });
+    expect(order(books.ask('short books'), 'numberOfPages')?.direction).toBe('asc');
+    // a site with a measure of length or time keeps it ("the longest movie" is its running time)
+    expect(order(movies.ask('the longest movie'), 'numberOfPages')).toBeUndefined();
+  });
+
+  it('reads schema.org\'s "num" as "number of" ("numTracks")', () => {
+    expect(keyLabel('numTracks').label).toBe('number of tracks');
+  });
 
   it('takes the currency an Offer declares as the unit of its price, not of its other numbers', () => {
     const price = gear.catalog.profile('gear')!.properties.find((p) => p.path === 'offers.price');

@@ -1346,10 +1346,18 @@ function addOrder(
     direction: dir,
     strength,
     phrase: phraseOf(c, from, to),
-    text: `${orderWord(r.prop?.kind === 'date', dir, strength)} ${label}`,
+    text: orderText(label, r.prop?.kind === 'date', dir, strength),
     ...(quantiles ? { quantiles } : {}),
   });
   mark(c, from, to, 'order');
+}
+
+/** "highest weight", "most pages" (a count: "number of pages"), "latest date published". */
+function orderText(label: string, date: boolean, dir: 'asc' | 'desc', strength: 'sort' | 'prefer'): string {
+  const counted = /^number of (.+)$/.exec(label)?.[1];
+  if (!counted) return `${orderWord(date, dir, strength)} ${label}`;
+  const sort = strength === 'sort';
+  return `${dir === 'desc' ? (sort ? 'most' : 'many') : sort ? 'fewest' : 'few'} ${counted}`;
 }
 
 /** "highest weight", "low price"; dates are "latest" and "earliest", not high and low. */
@@ -1460,12 +1468,38 @@ function readOrders(c: Ctx): void {
       continue;
     }
     // "heaviest", "longest", "cheapest", "quickest": the adjective names the property
-    const r = resolveNumeric(c, i, undefined, ['number']);
-    if (r && r.score >= 0.5) {
-      addOrder(c, r, c.model.lexicon.polarity(base) > 0 ? 'desc' : 'asc', 'sort', from, i + 1);
-    }
+    const named = resolveNumeric(c, i, undefined, ['number']);
+    const r = named && named.score >= 0.5 ? named : extentByCount(c, base, from, i + 1);
+    if (r) addOrder(c, r, c.model.lexicon.polarity(base) > 0 ? 'desc' : 'asc', 'sort', from, i + 1);
   }
 }
+
+/**
+ * "the longest book" where the items have no length or running time: a work is as long as it
+ * has parts, so the one count of the items' own (not of their reviews) that says how many
+ * ("number of pages", "word count") stands for its length.
+ */
+function extentByCount(c: Ctx, adjective: string, from: number, to: number): Resolved | undefined {
+  const aboutLength = (c.model.lexicon.related(adjective).get('length') ?? 0) >= 0.85;
+  if (!aboutLength) return undefined;
+  const measured = c.model.properties.some(
+    (p) => p.kind === 'number' && (p.dimension === 'length' || p.dimension === 'time'),
+  );
+  if (measured) return undefined;
+  const counts = c.model.properties.filter(
+    (p) =>
+      p.kind === 'number' &&
+      p.integer &&
+      !p.path.includes('.') &&
+      !p.unit &&
+      (COUNT_LABEL.test(p.label) || /\bcount$/.test(p.label)),
+  );
+  const prop = counts.length === 1 ? counts[0]! : undefined;
+  return prop ? { target: { path: prop.path }, prop, label: prop.label, score: 0.6, from, to } : undefined;
+}
+
+/** A label that counts: "number of pages", "num tracks". */
+const COUNT_LABEL = /^(number of|num) \S/;
 
 /** Preferences without a bound: "heavy cars", "low budget", "good mileage", "long flippers", "recent", "economical". */
 function readPreferences(c: Ctx, pass: 'noun' | 'alone'): void {
@@ -1516,8 +1550,9 @@ function readPreferences(c: Ctx, pass: 'noun' | 'alone'): void {
     }
     // a word of a date's own label says which date ("published last year"), not a preference
     if (namesDate(c, t.word) || namesDate(c, t.root)) continue;
-    const r = resolveNumeric(c, i, undefined, ['number']);
-    if (r && r.score >= 0.55) addOrder(c, r, up ? 'desc' : 'asc', 'prefer', i, i + 1);
+    const named = resolveNumeric(c, i, undefined, ['number']);
+    const r = named && named.score >= 0.55 ? named : extentByCount(c, base, i, i + 1);
+    if (r) addOrder(c, r, up ? 'desc' : 'asc', 'prefer', i, i + 1);
   }
 }
 
