@@ -27,3 +27,26 @@ describe('describeItem', () => {
     expect(describeSchema('Harbor Inn', { priceRange: '$$' })).toBe('Harbor Inn: price range $$.');
   });
 });
+
+describe('values written as codes and enumeration members', () => {
+  it('names a language or a country given as its code, and keeps a one-letter prefix on its word', () => {
+    const facts = factsByPath(
+      extractFacts({
+        inLanguage: 'fr',
+        address: { '@type': 'PostalAddress', addressCountry: 'DE' },
+        bookFormat: 'https://schema.org/EBook',
+        byArtist: { '@type': 'MusicGroup', name: 'Mara Quinn' },
+      }),
+    );
+    expect(facts.get('inLanguage')?.[0]?.str).toBe('French');
+    expect(facts.get('address.addressCountry')?.[0]?.str).toBe('Germany');
+    expect(facts.get('bookFormat')?.[0]?.str).toBe('Ebook');
+    expect(describeItem({ name: 'Book', facts, asked: ['inLanguage', 'byArtist'] })).toBe(
+      'Book: in French; by Mara Quinn. Also: address country Germany, book format Ebook.',
+    );
+    // not a code under those names: left as written
+    expect(
+      factsByPath(extractFacts({ inLanguage: 'English', title: 'fr' })).get('inLanguage')?.[0]?.str,
+    ).toBe('English');
+  });
+});

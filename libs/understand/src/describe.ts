@@ -19,6 +19,7 @@ const PHRASES = new Map<string, (v: string) => string>(
     actor: (v) => `starring ${v}`,
     actors: (v) => `starring ${v}`,
     performer: (v) => `performed by ${v}`,
+    byArtist: (v) => `by ${v}`,
     composer: (v) => `music by ${v}`,
     musicBy: (v) => `music by ${v}`,
     publisher: (v) => `published by ${v}`,

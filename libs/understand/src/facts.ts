@@ -198,7 +198,8 @@ function numberFact(
  * (PostgreSQL's `facts` column) makes them again. 2: prices' currencies, food energy,
  * enumeration members written as URLs, a MonetaryAmount's QuantitativeValue. 3: areas
  * (FTK, "sq ft") and amounts of data ("19MB"), price levels ("$$"), schema.org types given as
- * values ("GameApplication"), counts of a thing named by a word ("9 servings").
+ * values ("GameApplication"), counts of a thing named by a word ("9 servings"), language and
+ * country codes by their names, dates with their time of day, keys that lead with a unit of time.
  */
 export const FACTS_VERSION = 3;
 
@@ -210,7 +211,15 @@ const SCHEMA_MEMBER = /^https?:\/\/schema\.org\/([A-Z][A-Za-z]+)$/;
  * OnlineEventAttendanceMode of `eventAttendanceMode` is "Online"; InStock stays "In Stock".
  */
 function memberWords(member: string, label: string): string {
-  const words = splitCamelCase(member).split(' ');
+  // a one-letter word is a prefix of the next ("EBook": an ebook, not "E Book")
+  const words = splitCamelCase(member)
+    .split(' ')
+    .reduce<string[]>((out, w) => {
+      const last = out.at(-1);
+      if (last?.length === 1) out[out.length - 1] = last + w.toLowerCase();
+      else out.push(w);
+      return out;
+    }, []);
   const named = label.toLowerCase().split(' ');
   const tail = words.slice(-named.length).map((w) => w.toLowerCase());
   const repeats = words.length > named.length && tail.join(' ') === named.join(' ');
@@ -222,6 +231,27 @@ const NAMED_TYPE = /^((?:[A-Z][a-z]+)+)([A-Z][a-z]+)$/;
 
 /** A whole number and one word: "9 servings", "12 cookies". */
 const COUNTED = /^(\d{1,7})\s+([A-Za-z]{3,20})$/;
+
+const LANGUAGES = new Intl.DisplayNames(['en'], { type: 'language' });
+const REGIONS = new Intl.DisplayNames(['en'], { type: 'region' });
+
+/** The English name of a BCP 47 language code under a "language" key, or an ISO region code under a "country" key. */
+function codeName(value: string, label: string): string | undefined {
+  const head = label.split(' ').at(-1);
+  try {
+    if (head === 'language' && /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(value)) {
+      const name = LANGUAGES.of(value);
+      return name && name.toLowerCase() !== value.toLowerCase() ? name : undefined;
+    }
+    if (head === 'country' && /^[A-Z]{2}$/.test(value)) {
+      const name = REGIONS.of(value);
+      return name && name !== value && !/^Unknown/.test(name) ? name : undefined;
+    }
+  } catch {
+    // not a well-formed code after all
+  }
+  return undefined;
+}
 
 /** One currency sign written one to five times: "$", "€€€". */
 const PRICE_LEVEL = /^([$€£¥])\1{0,4}$/;
@@ -240,6 +270,10 @@ function stringFact(
   // are the value ("Online"); other links are not facts
   const member = SCHEMA_MEMBER.exec(v);
   if (member) return { path, label, context, kind: 'string', str: memberWords(member[1]!, label) };
+  // a language or a country written as its code ("fr", "en-US", "DE"), as schema.org's
+  // inLanguage and addressCountry take them: its English name, which questions use
+  const named = codeName(v, label);
+  if (named) return { path, label, context, kind: 'string', str: named };
   // a schema.org type named as a value, ending in a word of the property ("GameApplication" of
   // `applicationCategory`): the words before it are the value ("Game")
   const typed = NAMED_TYPE.exec(v);

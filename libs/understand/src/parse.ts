@@ -1853,6 +1853,8 @@ const VALUE_PHRASES = new Map<string, (v: string) => string>(
     countryOfOrigin: (v) => `from ${v}`,
     contentRating: (v) => `rated ${v}`,
     genre: (v) => `in ${v}`,
+    inLanguage: (v) => `in ${v}`,
+    byArtist: (v) => `by ${v}`,
   }),
 );
 
