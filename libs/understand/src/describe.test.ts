@@ -50,3 +50,21 @@ describe('values written as codes and enumeration members', () => {
     ).toBe('English');
   });
 });
+
+describe('phrases of a unit in the label and of constants', () => {
+  it('says "24 months of experience" and "Full time"', () => {
+    const facts = factsByPath(
+      extractFacts({
+        employmentType: 'FULL_TIME',
+        experienceRequirements: { '@type': 'OccupationalExperienceRequirements', monthsOfExperience: 24 },
+      }),
+    );
+    expect(
+      describeItem({
+        name: 'Nurse',
+        facts,
+        asked: ['experienceRequirements.monthsOfExperience', 'employmentType'],
+      }),
+    ).toBe('Nurse: 24 months of experience; employment type Full time.');
+  });
+});

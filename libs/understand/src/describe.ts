@@ -67,6 +67,10 @@ export function factPhrase(path: string, facts: readonly Fact[], label?: string)
   if (f.kind === 'number' && f.num !== undefined) {
     value = showQuantity(f.num, { unit: f.unit, displayUnit: f.srcUnit, dimension: f.dimension });
     if (f.dimension === 'rating') return `${PHRASES.get(key) ? 'rated' : words} ${value}`;
+    // "months of experience": "24 months of experience", not "months of experience 24 months"
+    const of = /^(\S+) of (.+)$/.exec(words);
+    if (of && value.split(' ').at(-1)?.replace(/s$/, '') === of[1]!.replace(/s$/, ''))
+      return `${value} of ${of[2]}`;
     if (f.dimension === 'time' && !/\btime|duration|length|runtime\b/.test(words)) return `${words} ${value}`;
     if (f.dimension === 'time') return value;
   } else if (f.kind === 'date') {

@@ -274,6 +274,11 @@ function stringFact(
   // inLanguage and addressCountry take them: its English name, which questions use
   const named = codeName(v, label);
   if (named) return { path, label, context, kind: 'string', str: named };
+  // a constant as schema.org's examples write some ("FULL_TIME"): its words
+  if (/^[A-Z]+(?:_[A-Z]+)+$/.test(v)) {
+    const text = v.replace(/_/g, ' ').toLowerCase();
+    return { path, label, context, kind: 'string', str: text[0]!.toUpperCase() + text.slice(1) };
+  }
   // a schema.org type named as a value, ending in a word of the property ("GameApplication" of
   // `applicationCategory`): the words before it are the value ("Game")
   const typed = NAMED_TYPE.exec(v);

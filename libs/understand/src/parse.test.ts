@@ -402,6 +402,7 @@ describe('parseQuestion on pay (a synthetic site of job postings)', () => {
         '@type': 'OccupationalExperienceRequirements',
         monthsOfExperience: [0, 6, 12, 24, 60][i % 5],
       },
+      employmentType: ['FULL_TIME', 'PART_TIME', 'CONTRACTOR'][i % 3],
     }),
     titleOf,
   );
@@ -430,6 +431,16 @@ describe('parseQuestion on pay (a synthetic site of job postings)', () => {
       text: 'months of experience at least 24 months',
     });
     expect(range(ask('jobs with less than a year of experience'), months)).toMatchObject({ max: 525_960 });
+  });
+
+  it('reads a constant ("FULL_TIME") by its words, not "full" as a preference for the time', () => {
+    const u = ask('full time nurse jobs');
+    expect(value(u, 'employmentType')).toMatchObject({
+      values: ['full time'],
+      text: 'employment type Full time',
+    });
+    expect(u.orders).toEqual([]);
+    expect(value(ask('part-time jobs'), 'employmentType')?.values).toEqual(['part time']);
   });
 
   it('reads "no X" as X at 0 where some items have none', () => {

@@ -1518,6 +1518,8 @@ function readPreferences(c: Ctx, pass: 'noun' | 'alone'): void {
     if (pass === 'noun') {
       // words of time order by the date, in the other pass ("recently published")
       if (timeDirection(c, t.word)) continue;
+      // the two words are a value of the site's ("full time": employment type Full time)
+      if (c.model.values.has(`${t.word} ${c.tokens[i + 1]?.word ?? ''}`)) continue;
       // an adjective before a noun that names a property: the noun says which, the adjective how
       const next = c.tokens[i + 1];
       if (next && free(c, i + 1) && !STOPWORDS.has(next.word) && !c.model.typeOf(next.word)) {
