@@ -283,6 +283,12 @@ describe('parseQuestion on prices (synthetic shops: a currency declared, and non
       text: 'most pages',
     });
     expect(order(books.ask('short books'), 'numberOfPages')?.direction).toBe('asc');
+    const q = 'which is longer, Item 3 or Item 8';
+    const two = parseQuestion(q, {
+      model: books.model,
+      names: books.catalog.names.find(q, new Set(['books'])),
+    });
+    expect(two).toMatchObject({ intent: 'compare', asked: ['numberOfPages'] });
     // a site with a measure of length or time keeps it ("the longest movie" is its running time)
     expect(order(movies.ask('the longest movie'), 'numberOfPages')).toBeUndefined();
   });
@@ -561,7 +567,7 @@ describe('parseQuestion on a site of news articles (relative years, a compound t
 });
 
 describe('parseQuestion on a property of yes and no (a synthetic site of restaurants)', () => {
-  const { ask, model } = syntheticSite(
+  const { ask, model, catalog } = syntheticSite(
     'eat',
     'Restaurant',
     60,
@@ -594,6 +600,13 @@ describe('parseQuestion on a property of yes and no (a synthetic site of restaur
     const prop = model.byPath.get('priceRange')!;
     expect(prop).toMatchObject({ kind: 'number', dimension: 'price level', min: 1, max: 4 });
     expect(showQuantity(2, prop)).toBe('$$');
+    // two named items: "cheaper" asks for the price level as it does in a search
+    const two = parseQuestion('is Table 1 cheaper than Table 2', {
+      model,
+      names: catalog.names.find('is Table 1 cheaper than Table 2', new Set(['eat'])),
+    });
+    expect(two.intent).toBe('compare');
+    expect(two.asked).toEqual(['priceRange']);
     // a price level is no amount of money
     expect(ask('restaurants under $30').constraints).toEqual([]);
   });

@@ -320,8 +320,18 @@ function readAttributes(c: Ctx, kind: 'details' | 'compare'): void {
     if (hit && hit.score >= 0.55) {
       c.asked.add(hit.prop.path);
       mark(c, i, i + 1, 'attr');
-    } else if (t.word === 'when' || t.word === 'year') {
+      continue;
+    }
+    if (t.word === 'when' || t.word === 'year') {
       if (c.model.primaryDate) c.asked.add(c.model.primaryDate.path);
+      continue;
+    }
+    // as in a search: "cheaper" is the cost ("$$"), "longer" a book's pages
+    const named = resolveNumeric(c, i);
+    const r = named && named.score >= 0.55 ? named : degree ? extentByCount(c, base, i, i + 1) : undefined;
+    if (r?.prop) {
+      c.asked.add(r.prop.path);
+      mark(c, i, i + 1, 'attr');
     }
   }
   const lower = c.text.toLowerCase();

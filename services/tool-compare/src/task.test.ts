@@ -44,6 +44,22 @@ describe('the compare task', () => {
     expect(cmp.comparison).toMatch(/^On rating, Heavy One has 1\.7\/5 and Light Two 4\.4\/5\. On weight/);
   });
 
+  it('names a rating that is not the reviewers\' by its own name ("star rating" beside "rating")', () => {
+    const hotel = (name: string, stars: number, guests: number) => ({
+      name,
+      '@type': 'Hotel',
+      schema_object: {
+        '@type': 'Hotel',
+        name,
+        starRating: { '@type': 'Rating', ratingValue: stars },
+        aggregateRating: { '@type': 'AggregateRating', ratingValue: guests, bestRating: 10 },
+      },
+    });
+    const cmp = compareItems(hotel('Harbor Inn', 3, 8.1), hotel('Grand Hotel', 5, 7.2), 'everything', []);
+    expect(cmp.comparison).toContain('On star rating, Harbor Inn has 3/5 and Grand Hotel 5/5.');
+    expect(cmp.comparison).toContain('On rating, Harbor Inn has 8.1/10 and Grand Hotel 7.2/10.');
+  });
+
   it('says neither wins when the items share no measure', () => {
     const cmp = compareItems(movie('Alien'), movie('Blade Runner'), 'mood', []);
     expect(cmp.verdict).toBe(

@@ -59,8 +59,12 @@ export function compareItems(
         );
       continue;
     }
-    // a rating reads as "rating" whatever the site calls it ("aggregate rating")
-    const label = a.dimension === 'rating' ? 'rating' : a.label || path;
+    // the reviewers' rating reads as "rating" ("aggregate rating"); others keep their names
+    // ("star rating": a hotel's class, beside its guests' rating)
+    const label =
+      a.dimension === 'rating' && (!a.label || /^(aggregate |review )?rating$/.test(a.label))
+        ? 'rating'
+        : a.label || path;
     const show = (f: Fact): string =>
       f.kind === 'date'
         ? String(Math.floor(f.num!))
