@@ -15,5 +15,13 @@ describe('fieldText', () => {
     expect(fieldText({ currency: 'USD', value: { value: 90_000, unitText: 'YEAR' } })).toBe(
       '90000 USD per year',
     );
+    expect(fieldText({ value: 2217, unitCode: 'FTK' })).toBe('2217 sq ft');
+  });
+
+  it('shows a schema.org enumeration member by its name, other links as written', () => {
+    expect(fieldText('https://schema.org/InStock')).toBe('In Stock');
+    expect(fieldText(['https://schema.org/Hardcover', 'https://example.com/x'])).toBe(
+      'Hardcover, https://example.com/x',
+    );
   });
 });

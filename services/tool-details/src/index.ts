@@ -26,6 +26,11 @@ const SKIP = new Set(['@context', '@type', 'url', 'image', 'name']);
 export function fieldText(v: unknown): string {
   if (v === null || v === undefined) return '';
   if (Array.isArray(v)) return v.map(fieldText).filter(Boolean).join(', ');
+  if (typeof v === 'string') {
+    // a schema.org enumeration member written as its URL: its name ("In Stock")
+    const member = /^https?:\/\/schema\.org\/([A-Z][A-Za-z]+)$/.exec(v);
+    return member ? member[1]!.replace(/([a-z])([A-Z])/g, '$1 $2') : v;
+  }
   if (typeof v !== 'object') return String(v);
   const o = v as Record<string, unknown>;
   // schema.org's rating scale is 1-5 unless the rating says otherwise
