@@ -206,6 +206,12 @@ export const FACTS_VERSION = 3;
 /** A schema.org enumeration member written as its URL. */
 const SCHEMA_MEMBER = /^https?:\/\/schema\.org\/([A-Z][A-Za-z]+)$/;
 
+/** The name of a schema.org enumeration member written as its URL ("In Stock"), or undefined. */
+export function schemaMemberName(value: string): string | undefined {
+  const m = SCHEMA_MEMBER.exec(value.trim());
+  return m ? splitCamelCase(m[1]!) : undefined;
+}
+
 /**
  * A member's words without its enumeration's name where the property is named after it:
  * OnlineEventAttendanceMode of `eventAttendanceMode` is "Online"; InStock stays "In Stock".

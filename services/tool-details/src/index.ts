@@ -1,6 +1,6 @@
 import { itemDetailsMessage } from '@askbus/contracts';
 import type { MessageBody, RetrievedItem, StoredItem } from '@askbus/contracts';
-import { describeItem, extractFacts, factsByPath, unitOf } from '@askbus/understand';
+import { describeItem, extractFacts, factsByPath, schemaMemberName, unitOf } from '@askbus/understand';
 import type { Bus } from '@askbus/bus';
 import { extractParams, llmFromEnv, type Llm } from '@askbus/llm';
 import {
@@ -28,8 +28,7 @@ export function fieldText(v: unknown): string {
   if (Array.isArray(v)) return v.map(fieldText).filter(Boolean).join(', ');
   if (typeof v === 'string') {
     // a schema.org enumeration member written as its URL: its name ("In Stock")
-    const member = /^https?:\/\/schema\.org\/([A-Z][A-Za-z]+)$/.exec(v);
-    return member ? member[1]!.replace(/([a-z])([A-Z])/g, '$1 $2') : v;
+    return schemaMemberName(v) ?? v;
   }
   if (typeof v !== 'object') return String(v);
   const o = v as Record<string, unknown>;
