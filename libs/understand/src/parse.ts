@@ -1508,8 +1508,8 @@ function extentByCount(c: Ctx, adjective: string, from: number, to: number): Res
   return prop ? { target: { path: prop.path }, prop, label: prop.label, score: 0.6, from, to } : undefined;
 }
 
-/** A label that counts: "number of pages", "num tracks". */
-const COUNT_LABEL = /^(number of|num) \S/;
+/** A label that counts: "number of pages" (schema.org's "numTracks" reads so too). */
+const COUNT_LABEL = /^number of \S/;
 
 /** Preferences without a bound: "heavy cars", "low budget", "good mileage", "long flippers", "recent", "economical". */
 function readPreferences(c: Ctx, pass: 'noun' | 'alone'): void {
