@@ -304,7 +304,8 @@ export class Lexicon {
     };
     for (const base of this.baseForms(key)) {
       for (const pos of ['n', 'v', 'a'] as const) {
-        for (const id of this.senses(base, pos).slice(0, 4)) {
+        // a verb's rarer senses reach too far ("used": use up, expend → expenditure)
+        for (const id of this.senses(base, pos).slice(0, pos === 'v' ? 2 : 4)) {
           // the synset, its derivations and up to three hypernyms up
           const frontier = [id];
           const seen = new Set<string>();

@@ -277,6 +277,18 @@ describe('parseQuestion on prices (synthetic shops: a currency declared, and non
     offers: { price: 4 + ((i * 7) % 56) },
   }));
 
+  it('takes a sum written with a scale and no unit for the price, when it lies in its range', () => {
+    expect(range(gear.ask('laptops under 1.5k'), 'offers.price')).toMatchObject({ max: 1500 });
+    // beyond every price: not a price
+    expect(range(gear.ask('laptops over 500k'), 'offers.price')).toBeUndefined();
+    // a unit says otherwise
+    expect(range(gear.ask('tents under 2k grams'), 'weight')).toMatchObject({ max: 2000 });
+  });
+
+  it('reads no price into "used" (a rare sense of the verb: use up, expend)', () => {
+    expect(gear.ask('used laptops').orders).toEqual([]);
+  });
+
   it('takes the count of a work\'s parts for its length when it has no length ("the longest book")', () => {
     expect(order(books.ask('the longest book'), 'numberOfPages')).toMatchObject({
       direction: 'desc',

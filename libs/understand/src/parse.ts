@@ -748,6 +748,18 @@ function comparatorAfter(c: Ctx, i: number): { op: Comparator; to: number } | un
   return undefined;
 }
 
+/**
+ * The site's cost, when a number written with a scale ("30k", "1.5 million") and no unit lies in
+ * its range: people leave the currency out of prices, not of other quantities.
+ */
+function scaledAmountOf(c: Ctx, n: NumberSpan): PropertyModel | undefined {
+  if (!/\d\s*(k|m|mm|mn|b|bn|thousand|million|billion)\b/i.test(n.text)) return undefined;
+  const cost = c.model.properties
+    .filter((p) => p.kind === 'number' && p.role === 'cost' && p.dimension === 'money')
+    .sort((a, b) => b.count - a.count)[0];
+  return cost && n.value >= (cost.min ?? 0) && n.value <= (cost.max ?? Infinity) ? cost : undefined;
+}
+
 /** A month or a year as a unit of time. */
 const calendarSpan = (u: Unit | undefined): boolean => u?.dimension === 'time' && u.factor >= 43_830;
 
@@ -1218,6 +1230,12 @@ function readQuantities(c: Ctx): void {
           from,
           to,
         };
+    }
+    if (!resolved && op && !unitObj) {
+      // "cars under 30k", "homes over 1.5 million": a round sum with no unit is the price
+      const cost = scaledAmountOf(c, n);
+      if (cost)
+        resolved = { target: { path: cost.path }, prop: cost, label: cost.label, score: 0.6, from, to };
     }
     if (!resolved) {
       // no property to bound: still, "at least" is no superlative and the number no free word
