@@ -619,6 +619,10 @@ describe('parseQuestion on a property of yes and no (a synthetic site of restaur
     });
     expect(two.intent).toBe('compare');
     expect(two.asked).toEqual(['priceRange']);
+    // the side the word prefers goes with it, for the verdict
+    expect(two.orders).toMatchObject([
+      { target: { path: 'priceRange' }, direction: 'asc', phrase: 'cheaper' },
+    ]);
     // a price level is no amount of money
     expect(ask('restaurants under $30').constraints).toEqual([]);
   });

@@ -317,8 +317,22 @@ function readAttributes(c: Ctx, kind: 'details' | 'compare'): void {
           h.prop.unit === hits[0].prop.unit,
       )
       .sort((a, b) => (b.prop.max ?? 0) - (a.prop.max ?? 0))[0];
+    const comparative = kind === 'compare' && (degree?.degree === 'comparative' || t.tags.has('Comparative'));
+    // "which is heavier": the side with more of it wins; "cheaper", "lighter": the side with less
+    const wins = (prop: PropertyModel, inverse = false): void => {
+      if (!comparative) return;
+      const more = c.model.lexicon.polarity(base) > 0 !== inverse;
+      c.orders.push({
+        target: { path: prop.path },
+        direction: more ? 'desc' : 'asc',
+        strength: 'sort',
+        phrase: t.raw,
+        text: orderText(prop.label, prop.kind === 'date', more ? 'desc' : 'asc', 'sort'),
+      });
+    };
     if (hit && hit.score >= 0.55) {
       c.asked.add(hit.prop.path);
+      wins(hit.prop);
       mark(c, i, i + 1, 'attr');
       continue;
     }
@@ -331,12 +345,12 @@ function readAttributes(c: Ctx, kind: 'details' | 'compare'): void {
     const r = named && named.score >= 0.55 ? named : degree ? extentByCount(c, base, i, i + 1) : undefined;
     if (r?.prop) {
       c.asked.add(r.prop.path);
+      wins(r.prop, r.inverse);
       mark(c, i, i + 1, 'attr');
     }
   }
   const lower = c.text.toLowerCase();
   if (/\bwhen\b|\bwhat year\b/.test(lower) && c.model.primaryDate) c.asked.add(c.model.primaryDate.path);
-  void kind;
 }
 
 // ---------------------------------------------------------------- time

@@ -6,6 +6,7 @@ import type {
   ResultItem,
   ToolHandler,
   ToolRunRequest,
+  Understanding,
 } from '@askbus/contracts';
 import {
   completeOrLocal,
@@ -360,7 +361,13 @@ export async function* routeAsk(
     let begun = false;
     // the items the question names, as the retriever found them, go with the tool's parameters
     const named = d.changed ? undefined : await understood;
-    const params = withNamedItems(top.tool.name, top.params, named?.named ?? [], named?.asked ?? []);
+    const params = withNamedItems(
+      top.tool.name,
+      top.params,
+      named?.named ?? [],
+      named?.asked ?? [],
+      named?.orders ?? [],
+    );
     try {
       for await (const m of routing.runTool(handler, { ask: query, params }, signal)) {
         begun = true;
@@ -411,9 +418,14 @@ function withNamedItems(
   params: Record<string, unknown>,
   named: readonly NamedItem[],
   asked: readonly string[],
+  orders: Understanding['orders'] = [],
 ): Record<string, unknown> {
   const [a, b] = named;
   const paths = asked.length ? { asked_paths: [...asked] } : {};
+  // "which is cheaper": the side a comparative word prefers, for compare's verdict
+  const prefer = orders.flatMap((o) =>
+    'path' in o.target ? [{ path: o.target.path, direction: o.direction, word: o.phrase }] : [],
+  );
   if (tool === 'details' && a) return { ...params, item_name: a.name, item_url: a.url, ...paths };
   if (tool === 'compare' && a && b)
     return {
@@ -423,6 +435,7 @@ function withNamedItems(
       item2_name: b.name,
       item2_url: b.url,
       ...paths,
+      ...(prefer.length ? { prefer } : {}),
     };
   return params;
 }

@@ -12,7 +12,14 @@ import {
   str,
   type ToolDeps,
 } from '@askbus/tools';
-import { compareTask } from './task';
+import { z } from 'zod';
+import { compareTask, Preference } from './task';
+
+/** The router's `prefer` parameter, checked: preferences that do not parse are left out. */
+function preferOf(raw: unknown): { prefer?: Preference[] } {
+  const parsed = z.array(Preference).max(8).safeParse(raw);
+  return parsed.success && parsed.data.length ? { prefer: parsed.data } : {};
+}
 
 export * from './task';
 
@@ -121,6 +128,7 @@ export async function* runCompare(
       ...(Array.isArray(req.params.asked_paths)
         ? { aspects: req.params.asked_paths.filter((p): p is string => typeof p === 'string') }
         : {}),
+      ...preferOf(req.params.prefer),
     },
     `Compare these two items for the user's question "${req.ask.query}" and give a verdict.`,
     ctx.signal,

@@ -60,6 +60,30 @@ describe('the compare task', () => {
     expect(cmp.comparison).toContain('On rating, Harbor Inn has 8.1/10 and Grand Hotel 7.2/10.');
   });
 
+  it('gives the verdict in the question\'s own word to the side it prefers ("cheaper": the lower price)', () => {
+    const car = (name: string, price: number) => ({
+      name,
+      '@type': 'Car',
+      schema_object: { '@type': 'Car', name, offers: { price, priceCurrency: 'USD' } },
+    });
+    const cheaper = compareItems(
+      car('BMW 330i', 15_500),
+      car('Honda CR-V', 26_100),
+      'offers.price',
+      ['offers.price'],
+      [{ path: 'offers.price', direction: 'asc', word: 'cheaper' }],
+    );
+    expect(cheaper.verdict).toBe('BMW 330i is cheaper: price $15,500 against $26,100.');
+    const dearer = compareItems(
+      car('BMW 330i', 15_500),
+      car('Honda CR-V', 26_100),
+      'offers.price',
+      ['offers.price'],
+      [{ path: 'offers.price', direction: 'desc', word: 'Pricier' }],
+    );
+    expect(dearer.verdict).toBe('Honda CR-V is pricier: price $26,100 against $15,500.');
+  });
+
   it('says neither wins when the items share no measure', () => {
     const cmp = compareItems(movie('Alien'), movie('Blade Runner'), 'mood', []);
     expect(cmp.verdict).toBe(

@@ -12,7 +12,17 @@ export type CompareTask = {
   item2: ItemShown;
   /** Property paths the question compares on (the router's understanding), when known. */
   aspects?: string[];
+  /** The side a comparative word prefers on a path ("cheaper": the lower price wins). */
+  prefer?: Preference[];
 };
+
+/** "cheaper" on `offers.price`: the lower wins, and the verdict says so in that word. */
+export const Preference = z.object({
+  path: z.string().max(500),
+  direction: z.enum(['asc', 'desc']),
+  word: z.string().max(80),
+});
+export type Preference = z.infer<typeof Preference>;
 
 export const CompareAnswer = z.object({ comparison: z.string(), verdict: z.string().default('') });
 
@@ -20,7 +30,7 @@ export const compareTask = defineTask({
   kind: 'compare',
   schema: CompareAnswer,
   local: (task: CompareTask) =>
-    compareItems(task.item1, task.item2, task.details_requested, task.aspects ?? []),
+    compareItems(task.item1, task.item2, task.details_requested, task.aspects ?? [], task.prefer ?? []),
 });
 
 const numberOf = (facts: ReadonlyMap<string, readonly Fact[]>, path: string): Fact | undefined =>
@@ -36,6 +46,7 @@ export function compareItems(
   item2: ItemShown,
   detailsRequested: string,
   aspects: readonly string[],
+  prefer: readonly Preference[] = [],
 ): z.input<typeof CompareAnswer> {
   const f1 = factsByPath(extractFacts(item1.schema_object));
   const f2 = factsByPath(extractFacts(item2.schema_object));
@@ -70,6 +81,13 @@ export function compareItems(
         ? String(Math.floor(f.num!))
         : showQuantity(f.num!, { unit: f.unit, displayUnit: f.srcUnit, dimension: f.dimension });
     parts.push(`On ${label}, ${item1.name} has ${show(a)} and ${item2.name} ${show(b)}.`);
+    const wanted = prefer.find((p) => p.path === path);
+    if (!verdict && a.num !== b.num && wanted) {
+      // the question's own word: "2019 BMW 330i is cheaper: price $15,500 against $26,100."
+      const firstWins = a.num! < b.num! === (wanted.direction === 'asc');
+      const [win, lose] = firstWins ? [a, b] : [b, a];
+      verdict = `${firstWins ? item1.name : item2.name} is ${wanted.word.toLowerCase()}: ${label} ${show(win)} against ${show(lose)}.`;
+    }
     if (!verdict && a.num !== b.num) {
       const [hi, lo] = a.num! > b.num! ? [item1.name, item2.name] : [item2.name, item1.name];
       verdict =
