@@ -11,7 +11,7 @@ import { formatNumber, showQuantity } from './format';
 
 /** How schema.org's common properties read in a sentence (schema.org's vocabulary, not a site's). */
 // a Map: the key is a property of the data's, which may be "constructor" or "toString"
-const PHRASES = new Map<string, (v: string) => string>(
+export const PHRASES = new Map<string, (v: string) => string>(
   Object.entries({
     director: (v) => `directed by ${v}`,
     author: (v) => `by ${v}`,

@@ -13,6 +13,7 @@ import { STOPWORDS } from '@askbus/search-core';
 import type { PropertyModel, SiteModel } from './model';
 import { nameKey } from './names';
 import { tagQuestion, type NumberSpan, type Token } from './tokens';
+import { PHRASES } from './describe';
 import { formatNumber, formatRangeText, formatYears } from './format';
 import { MAX_UNIT_WORDS, toCanonical, unitOf, type Unit } from './units';
 
@@ -532,6 +533,7 @@ function readDates(c: Ctx, now: Date): void {
     );
   }
   readWeekend(c, now, add);
+  const nowAt = atMs(now.getTime());
   // other dates chrono reads ("June 5, 2014", "last year"); a month and day alone when the
   // site's dates all fall in one year
   for (const r of chrono.parse(c.text, now)) {
@@ -544,7 +546,6 @@ function readDates(c: Ctx, now: Date): void {
       r.start.isCertain(k) ? (r.start.get(k) ?? undefined) : undefined;
     // "the last 10 years", "the past 3 months": from that long ago until now
     if (/\b(last|past|previous)\s+\S+\s+(years?|months?|weeks?|days?)\b/i.test(r.text)) {
-      const nowAt = yearFraction(now.getUTCFullYear(), now.getTime());
       add(
         from,
         end,
@@ -559,7 +560,6 @@ function readDates(c: Ctx, now: Date): void {
     const dayOf = known('day');
     if (year !== undefined && monthOf === undefined && known('year') !== undefined) {
       // "the past year": the twelve months to now; "last year", "this year": that calendar year
-      const nowAt = yearFraction(now.getUTCFullYear(), now.getTime());
       if (/\bpast\b/i.test(r.text)) add(from, end, nowAt - 1, nowAt, `${dateWord} the past year`);
       else add(from, end, year, year + 1, `${dateWord} ${year}`);
       continue;
@@ -1807,18 +1807,23 @@ function readNoneOf(c: Ctx): void {
       .filter((p) => p.kind === 'number' && p.role === concept)
       .sort((a, b) => b.count - a.count)[0];
     if (!prop) continue;
-    c.constraints.push({
-      kind: 'range',
-      target: { path: prop.path },
-      max: 0,
-      minInclusive: true,
-      maxInclusive: true,
-      phrase: phraseOf(c, i, i + 1),
-      text: `${t.word} (${prop.label} 0)`,
-      confidence: 0.8,
-    });
+    pushNone(c, { path: prop.path }, i, i + 1, `${t.word} (${prop.label} 0)`);
     mark(c, i, i + 1, 'value');
   }
+}
+
+/** None of a quantity: at most 0 ("free", "no experience"). */
+function pushNone(c: Ctx, target: Target, from: number, to: number, text: string): void {
+  c.constraints.push({
+    kind: 'range',
+    target,
+    max: 0,
+    minInclusive: true,
+    maxInclusive: true,
+    phrase: phraseOf(c, from, to),
+    text,
+    confidence: 0.8,
+  });
 }
 
 /**
@@ -1832,16 +1837,7 @@ function readNone(c: Ctx): void {
       if (!free(c, k)) break;
       const r = resolveNumeric(c, k);
       if (!r?.prop || r.score < 0.6 || (r.prop.min ?? 1) > 0) continue;
-      c.constraints.push({
-        kind: 'range',
-        target: r.target,
-        max: 0,
-        minInclusive: true,
-        maxInclusive: true,
-        phrase: phraseOf(c, i, k + 1),
-        text: `no ${words(c, i + 1, k + 1)} (${r.label} 0)`,
-        confidence: 0.8,
-      });
+      pushNone(c, r.target, i, k + 1, `no ${words(c, i + 1, k + 1)} (${r.label} 0)`);
       mark(c, i, k + 1, 'number');
       break;
     }
@@ -1885,22 +1881,26 @@ function valuePhrase(prop: PropertyModel, shown: string): string {
   return phrase ? phrase(titled) : `${prop.label} ${titled}`;
 }
 
-// a Map: the key is a property of the data's, which may be "constructor" or "toString"
-const VALUE_PHRASES = new Map<string, (v: string) => string>(
-  Object.entries({
-    director: (v) => `directed by ${v}`,
-    author: (v) => `by ${v}`,
-    actor: (v) => `starring ${v}`,
-    creator: (v) => `by ${v}`,
-    brand: (v) => `made by ${v}`,
-    manufacturer: (v) => `made by ${v}`,
-    countryOfOrigin: (v) => `from ${v}`,
-    contentRating: (v) => `rated ${v}`,
-    genre: (v) => `in ${v}`,
-    inLanguage: (v) => `in ${v}`,
-    byArtist: (v) => `by ${v}`,
-  }),
-);
+/**
+ * How a value of schema.org's common properties reads in a constraint: the phrases items are
+ * described with (`PHRASES`), for these properties, except that a genre is one the items are
+ * "in" and a creator simply "by".
+ */
+const VALUE_PHRASES = new Map<string, (v: string) => string>([
+  ...[
+    'director',
+    'author',
+    'actor',
+    'brand',
+    'manufacturer',
+    'countryOfOrigin',
+    'contentRating',
+    'inLanguage',
+    'byArtist',
+  ].map((k): [string, (v: string) => string] => [k, PHRASES.get(k)!]),
+  ['creator', (v) => `by ${v}`],
+  ['genre', (v) => `in ${v}`],
+]);
 
 function pushValue(
   c: Ctx,

@@ -66,22 +66,16 @@ describe('the compare task', () => {
       '@type': 'Car',
       schema_object: { '@type': 'Car', name, offers: { price, priceCurrency: 'USD' } },
     });
-    const cheaper = compareItems(
-      car('BMW 330i', 15_500),
-      car('Honda CR-V', 26_100),
-      'offers.price',
-      ['offers.price'],
-      [{ path: 'offers.price', direction: 'asc', word: 'cheaper' }],
-    );
-    expect(cheaper.verdict).toBe('BMW 330i is cheaper: price $15,500 against $26,100.');
-    const dearer = compareItems(
-      car('BMW 330i', 15_500),
-      car('Honda CR-V', 26_100),
-      'offers.price',
-      ['offers.price'],
-      [{ path: 'offers.price', direction: 'desc', word: 'Pricier' }],
-    );
-    expect(dearer.verdict).toBe('Honda CR-V is pricier: price $26,100 against $15,500.');
+    const verdict = (direction: 'asc' | 'desc', word: string) =>
+      compareItems(
+        car('BMW 330i', 15_500),
+        car('Honda CR-V', 26_100),
+        'offers.price',
+        ['offers.price'],
+        [{ path: 'offers.price', direction, word }],
+      ).verdict;
+    expect(verdict('asc', 'cheaper')).toBe('BMW 330i is cheaper: price $15,500 against $26,100.');
+    expect(verdict('desc', 'Pricier')).toBe('Honda CR-V is pricier: price $26,100 against $15,500.');
   });
 
   it('says neither wins when the items share no measure', () => {
