@@ -9,7 +9,7 @@
  * scorer). The one-process run also times retrieval (understanding and search, until the
  * candidates are in hand), so time to first result can be read against retrieval + L.
  *
- *   npm run bench:ask            (ASKBUS_BENCH_ROUNDS=20 by default)
+ *   npm run bench:ask            (ASKBUS_BENCH_ROUNDS=20, ASKBUS_BENCH_WARMUP=60 by default)
  *   ASKBUS_BENCH_MODEL_MS=200 npm run bench:ask
  *   ASKBUS_BENCH_PROFILE=/tmp/prof npm run bench:ask   (also writes a CPU profile of each path,
  *                                                      measured apart after the timed rounds)
@@ -38,6 +38,15 @@ const queries = [
 ];
 const rounds = Number(process.env.ASKBUS_BENCH_ROUNDS ?? 20);
 const modelMs = Number(process.env.ASKBUS_BENCH_MODEL_MS ?? 0);
+/**
+ * Rounds run on both paths before measuring. V8 goes on compiling hot code on its helper threads
+ * for the first few hundred queries; on 2 cores that compilation competes with the query for the
+ * CPU, and the service path (bus, NATS client, HTTP) has more code to compile than one process.
+ * After one round the service path's helper threads still took ~4.5 ms of CPU per query, after
+ * 80 rounds ~1.7 ms; a server runs warm, so the bench measures warm. With a model latency the
+ * query's CPU matters little against it, and fewer rounds keep the run short.
+ */
+const warmupRounds = Number(process.env.ASKBUS_BENCH_WARMUP ?? (modelMs > 0 ? 5 : 60));
 const outFile = process.env.ASKBUS_BENCH_OUT;
 const profileDir = process.env.ASKBUS_BENCH_PROFILE;
 
@@ -182,9 +191,11 @@ async function main(): Promise<void> {
 
   try {
     // Warm both paths (JIT, index pages, connections) before measuring.
-    for (const q of queries) {
-      await overHttp(running.url, q);
-      await inProcess(runLocal, q);
+    for (let r = 0; r < warmupRounds; r++) {
+      for (const q of queries) {
+        await overHttp(running.url, q);
+        await inProcess(runLocal, q);
+      }
     }
     const service: Sample[] = [];
     const single: Sample[] = [];
@@ -201,7 +212,7 @@ async function main(): Promise<void> {
     const ratio = (x: number, y: number) => Math.round((x / y) * 100) / 100;
     const fmt = (v: number) => v.toFixed(2).padStart(9);
     console.log(
-      `bench:ask — ${rounds} rounds × ${queries.length} movie queries, ${cpus().length} cores, 2 rankers, model latency ${modelMs} ms`,
+      `bench:ask — ${rounds} rounds × ${queries.length} movie queries after ${warmupRounds} warm-up rounds, ${cpus().length} cores, 2 rankers, model latency ${modelMs} ms`,
     );
     console.log('                          first result p50   p99 |   total p50      p99 | results');
     console.log(
@@ -244,6 +255,7 @@ async function main(): Promise<void> {
           bench: 'ask',
           date: new Date().toISOString(),
           rounds,
+          warmupRounds,
           queries,
           cores: cpus().length,
           unit: 'ms',
