@@ -4,12 +4,14 @@ import type { Bus, HandlerContext } from '@askbus/bus';
 import { extractParams, llmFromEnv, type Llm } from '@askbus/llm';
 import {
   ask,
+  fieldRows,
   itemMatchTask,
   itemNamed,
   itemsByUrl,
   retrieve,
   serveTool,
   str,
+  type FieldRow,
   type ToolDeps,
 } from '@askbus/tools';
 import { z } from 'zod';
@@ -26,7 +28,7 @@ export * from './task';
 /** Candidates per name (NLWeb: 20) and the match threshold (FindItemPrompt: > 75). */
 const NUM_CANDIDATES = 20;
 const MATCH = 75;
-const SKIP = new Set(['@context', '@type', 'url', 'image', 'name', 'description']);
+const SKIP = new Set(['url', 'image', 'name', 'description']);
 
 /** The best match for a name among its candidates, or undefined when none scores above MATCH. */
 async function findItem(
@@ -62,31 +64,28 @@ async function findItem(
   return best && best.score > MATCH ? best : undefined;
 }
 
-function text(v: unknown): string {
-  if (v === null || v === undefined) return '';
-  if (Array.isArray(v)) return v.map(text).filter(Boolean).join(', ');
-  if (typeof v !== 'object') return String(v);
-  const o = v as Record<string, unknown>;
-  if ('ratingValue' in o) return `${String(o.ratingValue)}/${String(o.bestRating ?? 10)}`;
-  if ('value' in o) return `${String(o.value)}${o.unitText ? ` ${String(o.unitText)}` : ''}`;
-  if (typeof o.name === 'string') return o.name;
-  return Object.entries(o)
-    .filter(([k]) => !k.startsWith('@'))
-    .map(([k, x]) => `${k} ${text(x)}`)
-    .join(', ');
-}
-
-/** Both items' fields side by side: one row per field either item has. */
+/**
+ * Both items' properties side by side: one row per property either item has, in words, the
+ * named values (`additionalProperty`) and an offer's price lined up by what they are.
+ */
 export function comparisonTable(
   a: StoredItem,
   b: StoredItem,
 ): { field: string; item1: string; item2: string }[] {
-  const fields = [...new Set([...Object.keys(a.schema_object), ...Object.keys(b.schema_object)])].filter(
-    (f) => !SKIP.has(f),
-  );
-  return fields
-    .map((field) => ({ field, item1: text(a.schema_object[field]), item2: text(b.schema_object[field]) }))
-    .filter((r) => r.item1 !== '' || r.item2 !== '');
+  const rowsA = fieldRows(a.schema_object, SKIP);
+  const rowsB = fieldRows(b.schema_object, SKIP);
+  const id = (r: FieldRow): string => `${r.key}\u0000${r.field.toLowerCase()}`;
+  const ids = [...new Set([...rowsA, ...rowsB].map(id))];
+  const textOf = (rows: FieldRow[], key: string): string =>
+    rows
+      .filter((r) => id(r) === key)
+      .map((r) => r.text)
+      .join(', ');
+  return ids.map((key) => ({
+    field: [...rowsA, ...rowsB].find((r) => id(r) === key)!.field,
+    item1: textOf(rowsA, key),
+    item2: textOf(rowsB, key),
+  }));
 }
 
 /** The compare tool: two named items → `compare_items` with a table and a verdict. */

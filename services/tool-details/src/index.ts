@@ -1,16 +1,18 @@
 import { itemDetailsMessage } from '@askbus/contracts';
 import type { MessageBody, RetrievedItem, StoredItem } from '@askbus/contracts';
-import { describeItem, extractFacts, factsByPath, schemaMemberName, unitOf } from '@askbus/understand';
+import { describeItem, extractFacts, factsByPath } from '@askbus/understand';
 import type { Bus } from '@askbus/bus';
 import { extractParams, llmFromEnv, type Llm } from '@askbus/llm';
 import {
   ask,
+  fieldRows,
   itemMatchTask,
   itemNamed,
   itemsByUrl,
   retrieve,
   serveTool,
   str,
+  type FieldRow,
   type ToolDeps,
 } from '@askbus/tools';
 
@@ -20,39 +22,7 @@ const NUM_CANDIDATES = 20;
 const SEND = 75;
 const RECORD = 59;
 
-const SKIP = new Set(['@context', '@type', 'url', 'image', 'name']);
-
-/** A value of a schema.org field as text. */
-export function fieldText(v: unknown): string {
-  if (v === null || v === undefined) return '';
-  if (Array.isArray(v)) return v.map(fieldText).filter(Boolean).join(', ');
-  if (typeof v === 'string') {
-    // a schema.org enumeration member written as its URL: its name ("In Stock")
-    return schemaMemberName(v) ?? v;
-  }
-  if (typeof v !== 'object') return String(v);
-  const o = v as Record<string, unknown>;
-  // schema.org's rating scale is 1-5 unless the rating says otherwise
-  if ('ratingValue' in o)
-    return `${String(o.ratingValue)}/${String(o.bestRating ?? 5)}${o.ratingCount ? ` (${String(o.ratingCount)} votes)` : ''}`;
-  // a MonetaryAmount: its number in its currency, per the period its QuantitativeValue names
-  if (typeof o.currency === 'string' && o.value !== null && typeof o.value === 'object') {
-    const q = o.value as Record<string, unknown>;
-    const per = typeof q.unitText === 'string' ? ` per ${q.unitText.toLowerCase()}` : '';
-    return `${fieldText(q.value ?? q.minValue)} ${o.currency}${per}`;
-  }
-  if ('value' in o) {
-    // a unit as people write it: "kg" for the UN/CEFACT code "KGM"
-    const code = typeof o.unitCode === 'string' ? o.unitCode : undefined;
-    const unit = typeof o.unitText === 'string' ? o.unitText : (unitOf(code)?.spellings[0] ?? code);
-    return `${o.name ? `${String(o.name)}: ` : ''}${fieldText(o.value)}${unit ? ` ${unit}` : ''}`;
-  }
-  if (typeof o.name === 'string') return o.name;
-  return Object.entries(o)
-    .filter(([k]) => !k.startsWith('@'))
-    .map(([k, x]) => `${k} ${fieldText(x)}`)
-    .join(', ');
-}
+const SKIP_ROWS = new Set(['url', 'image', 'name', 'description']);
 
 /**
  * The item's facts as text: a sentence about it with the asked facts first (`askedPaths`, from
@@ -64,8 +34,6 @@ export function detailsText(
   askedPaths: readonly string[] = [],
 ): string {
   const o = item.schema_object;
-  // the fields asked about come first (the router read which ones from the site's profile)
-  const wanted = askedPaths.map((p) => p.split('.')[0]!).filter((k, i, a) => a.indexOf(k) === i);
   const lines: string[] = [
     describeItem({
       name: item.name,
@@ -74,12 +42,13 @@ export function detailsText(
       ...(typeof o.description === 'string' ? { description: o.description } : {}),
     }),
   ];
-  for (const k of wanted) if (o[k] !== undefined) lines.push(`${k}: ${fieldText(o[k])}`);
-  for (const [k, v] of Object.entries(o)) {
-    if (SKIP.has(k) || k === 'description' || wanted.includes(k)) continue;
-    const t = fieldText(v);
-    if (t) lines.push(`${k}: ${t}`);
-  }
+  // the rows asked about come first (the router read which ones from the site's profile):
+  // `weight`, or `additionalProperty.battery life` and `offers.price` for one row of a key
+  const asked = (r: FieldRow): boolean =>
+    askedPaths.some((p) => p === r.key || p.toLowerCase() === `${r.key}.${r.field}`.toLowerCase());
+  const rows = fieldRows(o, SKIP_ROWS);
+  for (const r of [...rows.filter(asked), ...rows.filter((r) => !asked(r))])
+    lines.push(`${r.field}: ${r.text}`);
   return lines.join('\n');
 }
 
