@@ -2,7 +2,13 @@ import { SearchRequest, toRankItem } from '@askbus/contracts';
 import { WordNet } from '@askbus/embeddings';
 import { llmFromEnv, loadPrompts } from '@askbus/llm';
 import { loadTools } from '@askbus/tools';
-import { Understander, type AnswerModel, type RoutingDeps, type SearchPorts } from '@askbus/router';
+import {
+  SchemaTypeWords,
+  Understander,
+  type AnswerModel,
+  type RoutingDeps,
+  type SearchPorts,
+} from '@askbus/router';
 import { IndexStore } from '@askbus/retriever';
 import { AnalysisCache, DEFAULT_RANK_CACHE_ITEMS, rankAnalysed } from '@askbus/ranker';
 
@@ -47,9 +53,11 @@ export async function inProcessPipeline(indexDir: string): Promise<InProcessPipe
     understand: async (query, site, signal) =>
       (await understander.understand(query, site, signal))?.understanding,
   };
+  const typeWords = new SchemaTypeWords(WordNet.get());
   const routing: RoutingDeps = {
     llm: model.llm,
     tools: loadTools(),
+    namedTypes: (query) => typeWords.named(query),
     siteTypes: async (site) => {
       const sites = store.sites();
       const names = site.includes('all') ? sites.map((s) => s.name) : site;

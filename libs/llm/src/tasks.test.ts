@@ -49,21 +49,22 @@ describe('local answers to routing tasks', () => {
   });
 
   it('relevance, required information, item matching and comparison', () => {
+    // the router reads what the question asks for that the site lacks; the local model reports it
     expect(
       localTaskAnswer({
         kind: 'relevance',
-        query: 'cheap flights to Rome',
+        query: 'a chocolate cake recipe',
         site: 'movies',
         siteTypes: ['Movie'],
+        foreign: ['Recipe'],
       }),
-    ).toMatchObject({ site_is_irrelevant_to_query: true });
+    ).toMatchObject({
+      site_is_irrelevant_to_query: true,
+      explanation_for_irrelevance: 'The site movies has Movie items; the question asks for Recipe items.',
+    });
+    // with nothing read, no grounds to turn a question away
     expect(
-      localTaskAnswer({
-        kind: 'relevance',
-        query: 'movies about cars',
-        site: 'movies',
-        siteTypes: ['Movie'],
-      }),
+      localTaskAnswer({ kind: 'relevance', query: 'laptops in stock', site: 'shop', siteTypes: ['Product'] }),
     ).toMatchObject({ site_is_irrelevant_to_query: false });
     expect(
       localTaskAnswer({ kind: 'required_info', query: 'what should I watch', itemType: 'Movie' }),

@@ -26,7 +26,18 @@ export type RoutingTask =
       understood?: { intent: 'search' | 'details' | 'compare'; named: string[]; asked: string[] };
     }
   | { kind: 'decontextualize'; query: string; prev: string[] }
-  | { kind: 'relevance'; query: string; site: string; siteTypes: string[] }
+  | {
+      kind: 'relevance';
+      query: string;
+      site: string;
+      siteTypes: string[];
+      /**
+       * The kinds of thing the question asks for that the site does not hold, as the router read
+       * them from WordNet and the site's data (services/router relevance.ts); the local model's
+       * only evidence.
+       */
+      foreign?: string[];
+    }
   | { kind: 'required_info'; query: string; itemType: string };
 
 /** The kinds of the router's own tasks; a defined task takes any other kind. */
@@ -135,7 +146,7 @@ function routingAnswer(task: RoutingTask): unknown {
     case 'decontextualize':
       return decontextualize(task.query, task.prev);
     case 'relevance':
-      return relevance(task.query, task.site, task.siteTypes);
+      return relevance(task.site, task.siteTypes, task.foreign ?? []);
     case 'required_info':
       return requiredInfo(task.query, task.itemType);
   }
@@ -396,56 +407,18 @@ function decontextualize(query: string, prev: readonly string[]) {
   return { requires_decontextualization: false, decontextualized_query: query };
 }
 
-/** Words naming a kind of thing, and the schema.org types they mean. */
-const DOMAIN_WORDS: Record<string, string[]> = {
-  movie: ['Movie'],
-  film: ['Movie'],
-  cinema: ['Movie'],
-  actor: ['Movie'],
-  actress: ['Movie'],
-  director: ['Movie'],
-  car: ['Car', 'Vehicle'],
-  vehicle: ['Car', 'Vehicle'],
-  automobile: ['Car'],
-  sedan: ['Car'],
-  truck: ['Car'],
-  suv: ['Car'],
-  mpg: ['Car'],
-  horsepower: ['Car'],
-  engine: ['Car'],
-  recipe: ['Recipe'],
-  dish: ['Recipe'],
-  bake: ['Recipe'],
-  cook: ['Recipe'],
-  ingredient: ['Recipe'],
-  restaurant: ['Restaurant'],
-  hotel: ['Hotel'],
-  book: ['Book'],
-  novel: ['Book'],
-  podcast: ['PodcastSeries'],
-  weather: ['Weather'],
-  forecast: ['Weather'],
-  stock: ['Stock'],
-  flight: ['Flight'],
-  song: ['MusicRecording'],
-};
-
-function relevance(query: string, site: string, siteTypes: readonly string[]) {
-  if (site === 'all' || siteTypes.length === 0) {
-    return { site_is_irrelevant_to_query: false, explanation_for_irrelevance: '' };
-  }
-  const asked = new Set<string>();
-  for (const t of tokenize(query)) {
-    const forms = [t, t.replace(/s$/, ''), t.replace(/ies$/, 'y')];
-    const hit = forms.find((f) => Object.hasOwn(DOMAIN_WORDS, f));
-    for (const type of hit ? DOMAIN_WORDS[hit]! : []) asked.add(type);
-  }
-  if (asked.size === 0 || [...asked].some((t) => siteTypes.includes(t))) {
+/**
+ * NLWeb's irrelevance check, offline: the question is irrelevant when it asks for a kind of thing
+ * the site does not hold. Reading that needs the site's data, so the router reads it (`foreign`);
+ * without it the local model has no grounds to turn a question away.
+ */
+function relevance(site: string, siteTypes: readonly string[], foreign: readonly string[]) {
+  if (site === 'all' || siteTypes.length === 0 || foreign.length === 0) {
     return { site_is_irrelevant_to_query: false, explanation_for_irrelevance: '' };
   }
   return {
     site_is_irrelevant_to_query: true,
-    explanation_for_irrelevance: `The site ${site} has ${siteTypes.join(', ')} items; the question is about ${[...asked].join(', ')}.`,
+    explanation_for_irrelevance: `The site ${site} has ${siteTypes.join(', ')} items; the question asks for ${foreign.join(' or ')} items.`,
   };
 }
 

@@ -1,6 +1,7 @@
 import { contracts, toolContract, toRankItem, type StoredItem, type Understanding } from '@askbus/contracts';
 import { WordNet } from '@askbus/embeddings';
 import { Understander, type UnderstandPorts } from './understand';
+import { SchemaTypeWords } from './relevance';
 import { loadTools, type ToolsConfig } from '@askbus/tools';
 import type { Bus, HandlerContext } from '@askbus/bus';
 import { llmFromEnv, loadPrompts } from '@askbus/llm';
@@ -23,6 +24,7 @@ export { mergeAsync } from './merge';
 export { Admission } from './admission';
 export * from './understand';
 export * from './understand-llm';
+export * from './relevance';
 export { answerDeadline, untilDeadline } from './deadline';
 
 export interface RouterOptions {
@@ -147,6 +149,8 @@ export function startRouter(
   const model = opts.model ?? { llm: llmFromEnv(), prompts: loadPrompts() };
   const tools = opts.tools === undefined ? loadTools() : opts.tools;
   const siteTypes = siteTypesFrom(bus);
+  const typeWords = new SchemaTypeWords(WordNet.get());
+  const namedTypes = (query: string) => typeWords.named(query);
   const admission = new Admission(opts.retrieverConcurrency ?? 16);
   // questions are read against the sites' profiles (opts.understand false: plain text search)
   const understander =
@@ -164,6 +168,7 @@ export function startRouter(
           llm: model.llm,
           tools,
           siteTypes,
+          namedTypes,
           // A tool gets the query's deadline: past it, it stops and the query ends with an error.
           runTool: (handler, toolReq, signal) =>
             bus.stream(

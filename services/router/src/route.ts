@@ -22,6 +22,7 @@ import { toolsFor, type ToolsConfig } from '@askbus/tools';
 import type { z } from 'zod';
 import { BusError } from '@askbus/bus';
 import { untilDeadline } from './deadline';
+import { foreignTypes, type NamedType } from './relevance';
 import { postRanking, type AnswerModel } from './post-ranking';
 import {
   runSearch,
@@ -45,6 +46,12 @@ export interface RoutingDeps {
   tools: ToolsConfig;
   /** The schema.org types of the sites' items, most common first ([] when unknown). */
   siteTypes(site: string[], signal: AbortSignal): Promise<string[]>;
+  /**
+   * The schema.org types a question's words name, each with its word (relevance.ts
+   * `SchemaTypeWords`): what the
+   * local model's irrelevance check reads. Without it no question is turned away offline.
+   */
+  namedTypes?: (query: string) => NamedType[];
   runTool(handler: ToolHandler, req: ToolRunRequest, signal: AbortSignal): AsyncIterable<Message>;
   selection?: SelectionSettings;
   /** Run retrieval and ranking of the raw query at once, beside the prepare steps (default true). */
@@ -228,10 +235,12 @@ export async function* routeAsk(
     if (explicit === 'who') return { irrelevant: false, explanation: '' };
     try {
       const siteTypes = await types;
+      const named = routing.namedTypes?.(req.query) ?? [];
+      const foreign = named.length ? foreignTypes(named, siteTypes, await understood) : [];
       const a = await ask(
         llm,
         RelevanceAnswer,
-        { kind: 'relevance', query: req.query, site: siteKey, siteTypes },
+        { kind: 'relevance', query: req.query, site: siteKey, siteTypes, foreign },
         `The site ${siteKey} holds ${siteTypes.join(', ') || 'items'}. Is the question "${req.query}" irrelevant to it?`,
         prepareSignal,
         req.queryId,
