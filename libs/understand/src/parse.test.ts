@@ -372,11 +372,27 @@ describe('parseQuestion on food energy (a synthetic site of recipes)', () => {
     120,
     (i) => ({
       totalTime: `PT${10 + ((i * 7) % 170)}M`,
-      nutrition: { '@type': 'NutritionInformation', calories: `${80 + ((i * 97) % 1100)} calories` },
+      nutrition: {
+        '@type': 'NutritionInformation',
+        calories: `${80 + ((i * 97) % 1100)} calories`,
+        fatContent: `${1 + ((i * 13) % 60)} g`,
+      },
       recipeYield: `${2 + (i % 10)} servings`,
     }),
     (i) => `Recipe ${i}`,
   );
+
+  it('bounds a property named by a word beside the comparator as the comparator says', () => {
+    // "quick" runs against time, but "under" bounds the time itself
+    expect(range(ask('quick recipes under 30 minutes'), 'totalTime')).toMatchObject({ max: 30 });
+    expect(range(ask('fast recipes over 90 minutes'), 'totalTime')).toMatchObject({ min: 90 });
+    expect(range(ask('recipes quicker than 30 minutes'), 'totalTime')).toMatchObject({ max: 30 });
+  });
+
+  it('reads a number before a noun that is no unit as a count, never as a measure', () => {
+    // WordNet relates "people" to the masses, and mass to grams: still no fat content of 6 g
+    expect(ask('recipes for 6 people').constraints.filter((c) => c.kind === 'range')).toEqual([]);
+  });
 
   it('reads "N calories" as an amount of energy, in calories or kilojoules', () => {
     expect(range(ask('recipes with fewer than 300 calories'), 'nutrition.calories')).toMatchObject({

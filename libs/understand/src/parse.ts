@@ -774,6 +774,9 @@ function scaledAmountOf(c: Ctx, n: NumberSpan): PropertyModel | undefined {
   return cost && n.value >= (cost.min ?? 0) && n.value <= (cost.max ?? Infinity) ? cost : undefined;
 }
 
+/** Dimensions whose numbers are no measure in a unit: counts, ratings and price levels. */
+const UNMEASURED: ReadonlySet<string> = new Set(['count', 'rating', 'price level']);
+
 /** A month or a year as a unit of time. */
 const calendarSpan = (u: Unit | undefined): boolean => u?.dimension === 'time' && u.factor >= 43_830;
 
@@ -1206,8 +1209,13 @@ function readQuantities(c: Ctx): void {
       const after1 = unitObj || typeAfter ? undefined : resolveNumeric(c, to, undefined);
       // a noun after the number must name the property clearly ("6000 grams" is a unit; "100
       // people" is no magnitude); the two sides of one measure ("6 goals": home + away) confirm each other
+      // A measure is written with its unit ("6 g", read above): a number before any other noun
+      // counts that noun ("for 6 people" is not 6 g of fat, whatever WordNet relates people to)
+      const measured = !!after1?.prop?.dimension && !UNMEASURED.has(after1.prop.dimension);
       const nounAfter =
-        after1 && (after1.score >= 0.55 || (!after1.prop && after1.score >= 0.5)) ? after1 : undefined;
+        after1 && !measured && (after1.score >= 0.55 || (!after1.prop && after1.score >= 0.5))
+          ? after1
+          : undefined;
       if (nounAfter && free(c, to)) {
         resolved = nounAfter;
         to = Math.max(to, nounAfter.to);
@@ -1226,7 +1234,9 @@ function readQuantities(c: Ctx): void {
           if (c.model.typeOf(c.tokens[k]!.word)) continue;
           const r = resolveNumeric(c, k, unitObj?.dimension);
           if (r && r.score >= 0.55) {
-            resolved = r;
+            // the word names the property; the comparator bounds it as said ("quick recipes under
+            // 30 minutes" is under 30 minutes, though quick runs against time)
+            resolved = op ? { ...r, inverse: false } : r;
             break;
           }
         }
