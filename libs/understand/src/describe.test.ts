@@ -44,6 +44,18 @@ describe('values written as codes and enumeration members', () => {
     expect(describeItem({ name: 'Book', facts, asked: ['inLanguage', 'byArtist'] })).toBe(
       'Book: in French; by Mara Quinn. Also: address country Germany, book format Ebook.',
     );
+    // a Country or a Language entity named by its code, and schema.org's nationality (a Country)
+    const person = factsByPath(
+      extractFacts({
+        nationality: { '@type': 'Country', name: 'AU' },
+        knowsLanguage: { '@type': 'Language', name: 'es' },
+        birthPlace: { '@type': 'Place', name: 'AU' },
+      }),
+    );
+    expect(person.get('nationality')?.[0]?.str).toBe('Australia');
+    expect(person.get('knowsLanguage')?.[0]?.str).toBe('Spanish');
+    expect(person.get('birthPlace')?.[0]?.str).toBe('AU');
+    expect(factsByPath(extractFacts({ nationality: 'KE' })).get('nationality')?.[0]?.str).toBe('Kenya');
     // not a code under those names: left as written
     expect(
       factsByPath(extractFacts({ inLanguage: 'English', title: 'fr' })).get('inLanguage')?.[0]?.str,

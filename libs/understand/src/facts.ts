@@ -200,8 +200,9 @@ function numberFact(
  * (FTK, "sq ft") and amounts of data ("19MB"), price levels ("$$"), schema.org types given as
  * values ("GameApplication"), counts of a thing named by a word ("9 servings"), language and
  * country codes by their names, dates with their time of day, keys that lead with a unit of time.
+ * 4: a Country or Language entity named by its code, and a nationality's code, by their names.
  */
-export const FACTS_VERSION = 3;
+export const FACTS_VERSION = 4;
 
 /** A schema.org enumeration member written as its URL. */
 const SCHEMA_MEMBER = /^https?:\/\/schema\.org\/([A-Z][A-Za-z]+)$/;
@@ -249,7 +250,8 @@ function codeName(value: string, label: string): string | undefined {
       const name = LANGUAGES.of(value);
       return name && name.toLowerCase() !== value.toLowerCase() ? name : undefined;
     }
-    if (head === 'country' && /^[A-Z]{2}$/.test(value)) {
+    // schema.org's nationality is a Country
+    if ((head === 'country' || label === 'nationality') && /^[A-Z]{2}$/.test(value)) {
       const name = REGIONS.of(value);
       return name && name !== value && !/^Unknown/.test(name) ? name : undefined;
     }
@@ -498,7 +500,10 @@ function walkObject(
   }
   // An entity: its name is the value; its other simple fields are facts of their own.
   if (typeof o.name === 'string' && o.name.trim()) {
-    push(w, { path, label, context, kind: 'string', str: o.name.trim().slice(0, 300) });
+    // a Country or a Language named by its code ({"@type": "Country", "name": "FR"}): its name
+    const name = o.name.trim();
+    const kind = type === 'Country' ? 'country' : type === 'Language' ? 'language' : label;
+    push(w, { path, label, context, kind: 'string', str: codeName(name, kind) ?? name.slice(0, 300) });
   }
   const currency = currencyOf(o, 'priceCurrency');
   for (const [k, v] of Object.entries(o)) {
