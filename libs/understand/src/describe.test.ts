@@ -18,6 +18,17 @@ describe('describeItem', () => {
     );
   });
 
+  it('names each of several lengths of time, shows a year as one and leaves a currency to its price', () => {
+    expect(
+      describeSchema('Soup', {
+        cookTime: 'PT13M',
+        prepTime: 'PT27M',
+        offers: { '@type': 'Offer', price: 18.9, priceCurrency: 'EUR' },
+        additionalProperty: [{ '@type': 'PropertyValue', name: 'vintage', value: 2013 }],
+      }),
+    ).toBe('Soup: cook time 13 minutes, prep time 27 minutes, price €18.9, vintage 2013.');
+  });
+
   it('shows areas, amounts of data and price levels the way the site wrote them', () => {
     const home = describeSchema('12 Oak Lane', {
       floorSize: { '@type': 'QuantitativeValue', value: 2217, unitCode: 'FTK' },

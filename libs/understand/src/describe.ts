@@ -71,8 +71,14 @@ export function factPhrase(path: string, facts: readonly Fact[], label?: string)
     const of = /^(\S+) of (.+)$/.exec(words);
     if (of && value.split(' ').at(-1)?.replace(/s$/, '') === of[1]!.replace(/s$/, ''))
       return `${value} of ${of[2]}`;
-    if (f.dimension === 'time' && !/\btime|duration|length|runtime\b/.test(words)) return `${words} ${value}`;
-    if (f.dimension === 'time') return value;
+    // a length of time alone is the item's ("102 minutes"); a named one keeps its name, as an
+    // item may have several ("cook time 13 minutes", "prep time 27 minutes")
+    if (
+      f.dimension === 'time' &&
+      /^(time( required)?|duration|length|runtime|run time|running time)$/.test(words)
+    )
+      return value;
+    if (f.dimension === 'time') return `${words} ${value}`;
   } else if (f.kind === 'date') {
     value = f.str ?? (f.num !== undefined ? String(Math.floor(f.num)) : '');
   } else {
@@ -82,7 +88,11 @@ export function factPhrase(path: string, facts: readonly Fact[], label?: string)
   if (!value) return undefined;
   const phrase = PHRASES.get(key);
   if (phrase) return phrase(value);
-  if (f.kind === 'number' && f.num !== undefined && !f.unit) return `${words} ${formatNumber(f.num)}`;
+  if (f.kind === 'number' && f.num !== undefined && !f.unit) {
+    // a whole number in the years of our era, with no unit or count, reads as a year ("vintage 2013")
+    const year = !f.dimension && Number.isInteger(f.num) && f.num >= 1000 && f.num <= 2200;
+    return `${words} ${year ? String(f.num) : formatNumber(f.num)}`;
+  }
   return `${words} ${value}`;
 }
 
@@ -128,6 +138,8 @@ export function describeItem(input: DescribeInput): string {
   for (const [path, list] of facts) {
     if (more.length >= 4 || shown.has(path)) continue;
     if (list[0]?.kind === 'name' || list[0]?.kind === 'text' || list[0]?.kind === 'date') continue;
+    // a currency is the unit of the price beside it, which says it ("€18.90")
+    if (/(^|\.)(priceCurrency|currency)$/.test(path)) continue;
     const phrase = factPhrase(path, list);
     // two properties may say the same ("duration" and "timeRequired": 102 minutes)
     if (phrase && phrase.length < 80 && !more.includes(phrase) && !asked.includes(phrase)) more.push(phrase);

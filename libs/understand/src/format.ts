@@ -1,6 +1,17 @@
 import type { PropertyProfile } from '@askbus/contracts';
 import { unitOf, UNITS } from './units';
 
+/** A date, or a number that is a year: whole, with no unit, all its values years of our era. */
+export const isYearValued = (
+  p: Pick<PropertyProfile, 'unit'> & Partial<Pick<PropertyProfile, 'kind' | 'integer' | 'min' | 'max'>>,
+): boolean =>
+  p.kind === 'date' ||
+  (p.kind === 'number' &&
+    !p.unit &&
+    p.integer === true &&
+    (p.min ?? 0) >= 1000 &&
+    (p.max ?? Infinity) <= 2200);
+
 /** Numbers and quantities written for people: "4,341 lb", "$1.84 billion", "194 minutes", "7.5/10". */
 
 export function formatNumber(n: number, digits = 3): string {
@@ -65,12 +76,22 @@ export function formatYears(first: number, last: number): string {
 /** "weight over 4,000 lb", "number of cylinders 8", "production budget under $10 million". */
 export function formatRangeText(
   label: string,
-  prop: Pick<PropertyProfile, 'unit' | 'displayUnit' | 'dimension'> | undefined,
+  prop:
+    | (Pick<PropertyProfile, 'unit' | 'displayUnit' | 'dimension'> &
+        Partial<Pick<PropertyProfile, 'kind' | 'integer' | 'min' | 'max'>>)
+    | undefined,
   min: number | undefined,
   max: number | undefined,
   minInclusive: boolean,
   maxInclusive: boolean,
 ): string {
+  // a number that is a year reads as one: "vintage before 1995", not "under 1,995"
+  if (prop && prop.kind === 'number' && isYearValued(prop)) {
+    if (min !== undefined && max !== undefined)
+      return min === max ? `${label} ${min}` : `${label} ${min}–${max}`;
+    if (min !== undefined) return `${label} ${minInclusive ? 'since' : 'after'} ${min}`;
+    if (max !== undefined) return `${label} ${maxInclusive ? 'until' : 'before'} ${max}`;
+  }
   const show = (v: number): string => showQuantity(v, prop);
   if (min !== undefined && max !== undefined) {
     // "number of cylinders" 8 → "8 cylinders"

@@ -3,6 +3,7 @@ import { splitCamelCase, STOPWORDS } from '@askbus/search-core';
 import type { Lexicon } from './lexicon';
 import { nameKey } from './names';
 import { DIMENSION_WORDS, UNITS, type Dimension } from './units';
+import { isYearValued } from './format';
 
 /**
  * A site's profile made ready for reading questions: each property with the words that name it
@@ -187,7 +188,12 @@ export class SiteModel {
     const dates = this.properties
       .filter((p) => p.kind === 'date')
       .sort((a, b) => b.count - a.count || median(a) - median(b));
-    this.primaryDate = dates[0];
+    // no date at all: a number that is a year (a wine's vintage, a house's year built)
+    this.primaryDate =
+      dates[0] ??
+      this.properties
+        .filter((p) => p.kind === 'number' && isYearValued(p))
+        .sort((a, b) => b.count - a.count)[0];
     const ratings = this.properties
       .filter(
         (p) => p.kind === 'number' && (p.dimension === 'rating' || /\b(rating|score|stars?)\b/.test(p.label)),

@@ -721,3 +721,50 @@ describe('parseQuestion on the words of a date (a synthetic site of podcast epis
     expect(order(ask('the oldest episodes'), 'datePublished')?.text).toBe('earliest date published');
   });
 });
+
+describe('parseQuestion on a year kept as a number (a synthetic site of wines)', () => {
+  const regions = ['Bordeaux', 'Rioja', 'Mosel'];
+  const { ask } = syntheticSite(
+    'wines',
+    'Product',
+    150,
+    (i) => ({
+      category: i % 3 === 2 ? 'White wine' : 'Red wine',
+      description: `A wine from ${regions[i % 3]!}.`,
+      offers: { '@type': 'Offer', price: 8 + ((i * 37) % 300), priceCurrency: 'EUR' },
+      additionalProperty: [
+        { '@type': 'PropertyValue', name: 'vintage', value: 1985 + ((i * 7) % 38) },
+        { '@type': 'PropertyValue', name: 'alcohol', value: 11 + ((i * 3) % 45) / 10, unitText: '%' },
+        { '@type': 'PropertyValue', name: 'region', value: regions[i % 3] },
+      ],
+    }),
+    (i) => `Wine ${i}`,
+  );
+
+  it('reads old and new, before and since, decades and years on the year', () => {
+    expect(range(ask('wines older than 2000'), 'additionalProperty.vintage')).toMatchObject({
+      max: 2000,
+      text: 'before 2000',
+    });
+    // the number is no alcohol content of 2,015%: the vintage, though "wines" relates to alcohol
+    expect(range(ask('wines newer than 2015'), 'additionalProperty.vintage')).toMatchObject({ min: 2016 });
+    const both = ask('wines from Bordeaux older than 2000');
+    expect(range(both, 'additionalProperty.vintage')).toMatchObject({ max: 2000 });
+    expect(value(both, 'additionalProperty.region')?.values).toEqual(['bordeaux']);
+    expect(range(ask('wines from before 1995'), 'additionalProperty.vintage')).toMatchObject({
+      max: 1995,
+      maxInclusive: false,
+    });
+    expect(range(ask('wines since 2018'), 'additionalProperty.vintage')).toMatchObject({ min: 2018 });
+    expect(range(ask('wines from the 1990s'), 'additionalProperty.vintage')).toMatchObject({
+      min: 1990,
+      max: 2000,
+    });
+  });
+
+  it('reads a two-word value in the plural as the value, not as an adjective’s preference', () => {
+    const u = ask('red wines');
+    expect(value(u, 'category')?.values).toEqual(['red wine']);
+    expect(u.orders).toEqual([]);
+  });
+});

@@ -14,7 +14,7 @@ import type { PropertyModel, SiteModel } from './model';
 import { nameKey } from './names';
 import { tagQuestion, type NumberSpan, type Token } from './tokens';
 import { PHRASES } from './describe';
-import { formatNumber, formatRangeText, formatYears } from './format';
+import { formatNumber, formatRangeText, formatYears, isYearValued } from './format';
 import { MAX_UNIT_WORDS, toCanonical, unitOf, type Unit } from './units';
 
 /**
@@ -774,6 +774,28 @@ function scaledAmountOf(c: Ctx, n: NumberSpan): PropertyModel | undefined {
   return cost && n.value >= (cost.min ?? 0) && n.value <= (cost.max ?? Infinity) ? cost : undefined;
 }
 
+/** Whether a number lies an order of magnitude beyond every value the property has. */
+const farOutside = (p: PropertyModel, v: number): boolean =>
+  p.max !== undefined &&
+  p.min !== undefined &&
+  (v > Math.abs(p.max) * 10 || v < p.min - 10 * Math.abs(p.max - p.min));
+
+/** The site's most common year-valued property whose years come near a number (within 50 years). */
+function yearPropertyOf(c: Ctx, v: number): PropertyModel | undefined {
+  return c.model.properties
+    .filter((p) => isYearValued(p) && p.min !== undefined && p.max !== undefined)
+    .filter((p) => v >= p.min! - 50 && v <= p.max! + 50)
+    .sort((a, b) => b.count - a.count)[0];
+}
+
+/** Prepositions of time before a year, as comparators. */
+const YEAR_PREPOSITIONS = new Map<string, Comparator>([
+  ['before', 'lt'],
+  ['until', 'lte'],
+  ['after', 'gt'],
+  ['since', 'gte'],
+]);
+
 /** Dimensions whose numbers are no measure in a unit: counts, ratings and price levels. */
 const UNMEASURED: ReadonlySet<string> = new Set(['count', 'rating', 'price level']);
 
@@ -1122,6 +1144,9 @@ function readQuantities(c: Ctx): void {
     let op: Comparator | undefined;
     let resolved: Resolved | undefined;
     let polarity: 1 | -1 = 1;
+    // "older than", "newer than": the comparative's direction in time, and where it stands
+    let timeWord: 'asc' | 'desc' | undefined;
+    let comparativeAt: number | undefined;
     // a property named between the comparator and the number: "above magnitude 3", "than magnitude 5"
     let at = n.from;
     let noun: Resolved | undefined;
@@ -1158,6 +1183,8 @@ function readQuantities(c: Ctx): void {
           resolved = noun ?? preferNearbyNoun(c, adjAt, resolveNumeric(c, adjAt, unit?.unit.dimension));
           polarity = c.model.lexicon.polarity(base);
           op = polarity > 0 ? 'gt' : 'lt';
+          timeWord = timeDirection(c, adj.word);
+          comparativeAt = adjAt;
           from = adjAt;
         }
       } else if (adj && c.tokens[adjAt - 1] && /^(more|less)$/.test(c.tokens[adjAt - 1]!.word)) {
@@ -1280,6 +1307,31 @@ function readQuantities(c: Ctx): void {
       };
     }
     if (resolved.prop && unitObj && !resolved.prop.dimension) unitObj = undefined; // a count with a unit-like word
+    // A bare number far outside the property's values that is a year of a year-valued property
+    // is that year ("wines newer than 2015": the vintage, not 2,015% alcohol)
+    if (!unitObj && resolved.prop && !isYearValued(resolved.prop) && farOutside(resolved.prop, n.value)) {
+      const year = yearPropertyOf(c, n.value);
+      if (year) {
+        const start = comparativeAt ?? from;
+        resolved = {
+          target: { path: year.path },
+          prop: year,
+          label: year.label,
+          score: 0.6,
+          from: start,
+          to,
+        };
+        from = start;
+      }
+    }
+    // "older than 2000" of a year (a vintage, a year built): earlier, not more
+    if (timeWord && resolved.prop && isYearValued(resolved.prop)) op = timeWord === 'asc' ? 'lt' : 'gt';
+    // "before 1995", "since 2010" of a year that is no date (dates are read with the calendar)
+    const timePrep = YEAR_PREPOSITIONS.get(c.tokens[n.from - 1]?.word ?? '');
+    if (!op && timePrep && resolved.prop && isYearValued(resolved.prop) && free(c, n.from - 1)) {
+      op = timePrep;
+      from = Math.min(from, n.from - 1);
+    }
     op ??= unitObj ? 'about' : 'eq';
     const toValue = (v: number): number => {
       if (unitObj && resolved!.prop?.unit) return toCanonical(v, unitObj);
@@ -1570,8 +1622,11 @@ function readPreferences(c: Ctx, pass: 'noun' | 'alone'): void {
     if (pass === 'noun') {
       // words of time order by the date, in the other pass ("recently published")
       if (timeDirection(c, t.word)) continue;
-      // the two words are a value of the site's ("full time": employment type Full time)
-      if (c.model.values.has(`${t.word} ${c.tokens[i + 1]?.word ?? ''}`)) continue;
+      // the two words are a value of the site's ("full time": employment type Full time; "red
+      // wines": category Red wine), the second word as written or in a base form
+      const second = c.tokens[i + 1]?.word ?? '';
+      if ([second, ...c.model.lexicon.baseForms(second)].some((w) => c.model.values.has(`${t.word} ${w}`)))
+        continue;
       // an adjective before a noun that names a property: the noun says which, the adjective how
       const next = c.tokens[i + 1];
       if (next && free(c, i + 1) && !STOPWORDS.has(next.word) && !c.model.typeOf(next.word)) {
