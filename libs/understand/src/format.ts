@@ -12,6 +12,10 @@ export const isYearValued = (
     (p.min ?? 0) >= 1000 &&
     (p.max ?? Infinity) <= 2200);
 
+/** A property's label as people say it: schema.org's review summary is the "rating". */
+export const shownLabel = (label: string): string =>
+  /^(aggregate|review) rating$/.test(label) ? 'rating' : label;
+
 /** Numbers and quantities written for people: "4,341 lb", "$1.84 billion", "194 minutes", "7.5/10". */
 
 export function formatNumber(n: number, digits = 3): string {
@@ -85,6 +89,11 @@ export function formatRangeText(
   minInclusive: boolean,
   maxInclusive: boolean,
 ): string {
+  label = shownLabel(label);
+  // a rating up to the top of its scale: "rating at least 4/5", not "4/5–5/5"
+  const best = prop?.dimension === 'rating' && prop.unit?.startsWith('/') ? Number(prop.unit.slice(1)) : NaN;
+  if (min !== undefined && max === best && min !== max)
+    return `${label} ${minInclusive ? 'at least' : 'over'} ${showQuantity(min, prop)}`;
   // a number that is a year reads as one: "vintage before 1995", not "under 1,995"
   if (prop && prop.kind === 'number' && isYearValued(prop)) {
     if (min !== undefined && max !== undefined)

@@ -603,6 +603,7 @@ describe('parseQuestion on a property of yes and no (a synthetic site of restaur
       servesCuisine: ['Thai', 'Italian', 'French'][i % 3],
       acceptsReservations: i % 2 === 0,
       priceRange: '$'.repeat(1 + (i % 4)),
+      address: { '@type': 'PostalAddress', addressLocality: ['Denver', 'Austin'][i % 2] },
     }),
     (i) => `Table ${i}`,
   );
@@ -641,6 +642,20 @@ describe('parseQuestion on a property of yes and no (a synthetic site of restaur
     ]);
     // a price level is no amount of money
     expect(ask('restaurants under $30').constraints).toEqual([]);
+  });
+
+  it('turns a preference or a value the other way after a negation, over a preposition between', () => {
+    expect(order(ask('a thai place that is not expensive'), 'priceRange')?.direction).toBe('asc');
+    expect(order(ask('not too expensive restaurants'), 'priceRange')?.direction).toBe('asc');
+    expect(value(ask('restaurants not in Denver'), 'address.addressLocality')).toMatchObject({
+      values: ['denver'],
+      negated: true,
+    });
+    expect(value(ask('restaurants that are not italian'), 'servesCuisine')).toMatchObject({
+      values: ['italian'],
+      negated: true,
+    });
+    expect(value(ask('italian restaurants'), 'servesCuisine')?.negated).toBe(false);
   });
 });
 

@@ -14,7 +14,7 @@ import type { PropertyModel, SiteModel } from './model';
 import { nameKey } from './names';
 import { tagQuestion, type NumberSpan, type Token } from './tokens';
 import { PHRASES } from './describe';
-import { formatNumber, formatRangeText, formatYears, isYearValued } from './format';
+import { formatNumber, formatRangeText, formatYears, isYearValued, shownLabel } from './format';
 import { MAX_UNIT_WORDS, toCanonical, unitOf, type Unit } from './units';
 
 /**
@@ -1450,7 +1450,7 @@ function addOrder(
     direction: dir,
     strength,
     phrase: phraseOf(c, from, to),
-    text: orderText(label, r.prop?.kind === 'date', dir, strength),
+    text: orderText(shownLabel(label), r.prop?.kind === 'date', dir, strength),
     ...(quantiles ? { quantiles } : {}),
   });
   mark(c, from, to, 'order');
@@ -1618,7 +1618,15 @@ function readPreferences(c: Ctx, pass: 'noun' | 'alone'): void {
       (c.model.lexicon.senses(t.word, 'a').length > 0 && c.model.lexicon.senses(t.word, 'n').length === 0);
     if (!adjective && !timeDirection(c, t.word)) continue;
     const base = degree?.base ?? t.root;
-    const up = c.model.lexicon.polarity(base) > 0;
+    // "not expensive", "not too long": the other way
+    const neg = NEGATIONS.test(c.tokens[i - 1]?.word ?? '')
+      ? i - 1
+      : /^(too|very|so)$/.test(c.tokens[i - 1]?.word ?? '') && NEGATIONS.test(c.tokens[i - 2]?.word ?? '')
+        ? i - 2
+        : undefined;
+    const negated = neg !== undefined && free(c, neg);
+    const up = c.model.lexicon.polarity(base) > 0 !== negated;
+    const start = negated ? neg : i;
     if (pass === 'noun') {
       // words of time order by the date, in the other pass ("recently published")
       if (timeDirection(c, t.word)) continue;
@@ -1649,19 +1657,19 @@ function readPreferences(c: Ctx, pass: 'noun' | 'alone'): void {
     const time = timeDirection(c, t.word);
     if (time) {
       const r = dateResolved(c, i, i + 1);
-      if (r) addOrder(c, r, time, 'prefer', i, i + 1);
+      if (r) addOrder(c, r, negated ? (time === 'asc' ? 'desc' : 'asc') : time, 'prefer', start, i + 1);
       continue;
     }
     if (EVALUATIVE.has(base)) {
       const r = ratingResolved(c, i, i + 1);
-      if (r) addOrder(c, r, up ? 'desc' : 'asc', 'prefer', i, i + 1);
+      if (r) addOrder(c, r, up ? 'desc' : 'asc', 'prefer', start, i + 1);
       continue;
     }
     // a word of a date's own label says which date ("published last year"), not a preference
     if (namesDate(c, t.word) || namesDate(c, t.root)) continue;
     const named = resolveNumeric(c, i, undefined, ['number']);
     const r = named && named.score >= 0.55 ? named : extentByCount(c, base, i, i + 1);
-    if (r) addOrder(c, r, up ? 'desc' : 'asc', 'prefer', i, i + 1);
+    if (r) addOrder(c, r, up ? 'desc' : 'asc', 'prefer', start, i + 1);
   }
 }
 
@@ -1717,6 +1725,8 @@ const labelOf = (c: Ctx, path: string): string => c.model.byPath.get(path)?.labe
 // ---------------------------------------------------------------- values
 
 const NEGATIONS = /^(not|no|non|without|except|excluding|but)$/;
+/** Words that tie a negation to the value after them: "not in Denver", "not made by Dell". */
+const LINKING = /^(in|from|by|at|of|on|with|made|located|set|based|written|directed)$/;
 
 /** Values of the site's enumerations: "western", "PG-13", "japanese" → Japan, "Dream island", "directed by Clint Eastwood". */
 function readValues(c: Ctx, withNumbersOnly = false): void {
@@ -1979,7 +1989,13 @@ function pushValue(
   display?: string,
 ): void {
   // "not rated R", "non-fiction": a negation just before the value or the words that came with it
-  const before = [at - 1, from - 1].find(
+  // ("not in Denver", "not made by Dell": over a preposition or two between)
+  const linked = (k: number): number => {
+    let j = k;
+    while (j >= 0 && k - j < 2 && free(c, j) && LINKING.test(c.tokens[j]!.word)) j--;
+    return j;
+  };
+  const before = [at - 1, from - 1, linked(at - 1), linked(from - 1)].find(
     (k) => k >= 0 && free(c, k) && (NEGATIONS.test(c.tokens[k]!.word) || c.tokens[k]!.word === 'non'),
   );
   const negated = before !== undefined;
