@@ -739,7 +739,7 @@ describe('parseQuestion on the words of a date (a synthetic site of podcast epis
 
 describe('parseQuestion on a year kept as a number (a synthetic site of wines)', () => {
   const regions = ['Bordeaux', 'Rioja', 'Mosel'];
-  const { ask } = syntheticSite(
+  const { ask, model, catalog } = syntheticSite(
     'wines',
     'Product',
     150,
@@ -775,6 +775,16 @@ describe('parseQuestion on a year kept as a number (a synthetic site of wines)',
       min: 1990,
       max: 2000,
     });
+  });
+
+  it('compares on what "more" and "less" are of ("which has more alcohol")', () => {
+    const q = 'which has more alcohol, Wine 1 or Wine 2';
+    const u = parseQuestion(q, { model, names: catalog.names.find(q, new Set(['wines'])) });
+    expect(u.intent).toBe('compare');
+    expect(u.asked).toEqual(['additionalProperty.alcohol']);
+    expect(u.orders).toMatchObject([
+      { target: { path: 'additionalProperty.alcohol' }, direction: 'desc', phrase: 'more alcohol' },
+    ]);
   });
 
   it('reads a two-word value in the plural as the value, not as an adjective’s preference', () => {

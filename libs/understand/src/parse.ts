@@ -296,6 +296,25 @@ function readAttributes(c: Ctx, kind: 'details' | 'compare'): void {
     }
     const degree = c.model.lexicon.degree(t.word);
     const base = degree?.base ?? t.root;
+    // "which has more RAM", "fewer pages": the amount of what the next word names
+    if (kind === 'compare' && /^(more|less|fewer)$/.test(t.word)) {
+      const next = c.tokens[i + 1];
+      const r = next && free(c, i + 1) ? resolveNumeric(c, i + 1) : undefined;
+      if (r?.prop && r.score >= 0.55) {
+        const direction = (t.word === 'more') !== !!r.inverse ? 'desc' : 'asc';
+        c.asked.add(r.prop.path);
+        c.orders.push({
+          target: { path: r.prop.path },
+          direction,
+          strength: 'sort',
+          phrase: `${t.raw} ${next!.raw}`,
+          text: orderText(shownLabel(r.prop.label), r.prop.kind === 'date', direction, 'sort'),
+        });
+        mark(c, i, i + 2, 'attr');
+        i++;
+      }
+      continue;
+    }
     if (base === 'good' || base === 'bad') {
       // "better rated", "which is better": the rating, unless the next word names another property
       const next = c.tokens[i + 1];

@@ -76,6 +76,29 @@ describe('the compare task', () => {
       ).verdict;
     expect(verdict('asc', 'cheaper')).toBe('BMW 330i is cheaper: price $15,500 against $26,100.');
     expect(verdict('desc', 'Pricier')).toBe('Honda CR-V is pricier: price $26,100 against $15,500.');
+    // "which has more RAM": the word names the property, and the winner has it
+    const laptop = (name: string, ram: number) => ({
+      name,
+      '@type': 'Product',
+      schema_object: {
+        '@type': 'Product',
+        name,
+        additionalProperty: [{ '@type': 'PropertyValue', name: 'RAM', value: ram, unitCode: 'E34' }],
+      },
+    });
+    const path = 'additionalProperty.ram';
+    const more = compareItems(
+      laptop('Swift', 32),
+      laptop('ZenBook', 64),
+      'RAM',
+      [path],
+      [{ path, direction: 'desc', word: 'more RAM' }],
+    );
+    expect(more.verdict).toBe('ZenBook has more RAM: 64 GB against 32 GB.');
+    // no word of the question's: which has the higher, with both values
+    expect(compareItems(laptop('Swift', 32), laptop('ZenBook', 64), 'RAM', [path]).verdict).toBe(
+      'ZenBook has the higher ram: 64 GB against 32 GB.',
+    );
   });
 
   it('says neither wins when the items share no measure', () => {

@@ -86,7 +86,11 @@ export function compareItems(
       // the question's own word: "2019 BMW 330i is cheaper: price $15,500 against $26,100."
       const firstWins = a.num! < b.num! === (wanted.direction === 'asc');
       const [win, lose] = firstWins ? [a, b] : [b, a];
-      verdict = `${firstWins ? item1.name : item2.name} is ${wanted.word.toLowerCase()}: ${label} ${show(win)} against ${show(lose)}.`;
+      const winner = firstWins ? item1.name : item2.name;
+      // "which has more RAM": "… has more RAM: 64 GB against 32 GB" (the word names the property)
+      verdict = /^(more|less|fewer)\s/i.test(wanted.word)
+        ? `${winner} has ${wanted.word}: ${show(win)} against ${show(lose)}.`
+        : `${winner} is ${wanted.word.toLowerCase()}: ${label} ${show(win)} against ${show(lose)}.`;
     }
     if (!verdict && a.num !== b.num) {
       const [hi, lo] = a.num! > b.num! ? [item1.name, item2.name] : [item2.name, item1.name];
@@ -95,7 +99,7 @@ export function compareItems(
           ? `${hi} comes out ahead on ${label}.`
           : a.kind === 'date'
             ? `${hi} is the more recent (${lo} is older).`
-            : `${hi} has the higher ${label}.`;
+            : `${hi} has the higher ${label}: ${show(a.num! > b.num! ? a : b)} against ${show(a.num! > b.num! ? b : a)}.`;
     }
   }
   if (parts.length === 0)
