@@ -80,6 +80,29 @@ export class Lexicon {
     return pos ? ids.filter((id) => id.startsWith(`${pos}:`)) : ids;
   }
 
+  /**
+   * Whether a noun's usual sense is the usual sense of another, or a kind of it up to `depth`
+   * hypernyms up ("guests" → guest → visitor → person; "kids" → child → juvenile → person).
+   */
+  isKindOf(word: string, of: string, depth = 6): boolean {
+    const target = this.senses(of, 'n')[0];
+    if (!target) return false;
+    for (const base of this.baseForms(word)) {
+      let level = this.senses(base, 'n').slice(0, 1);
+      for (let d = 0; d <= depth && level.length; d++) {
+        if (level.includes(target)) return true;
+        level = level.flatMap(
+          (id) =>
+            this.wn
+              .synset(id)
+              ?.pointers.filter((p) => p.symbol === '@')
+              .map((p) => p.id) ?? [],
+        );
+      }
+    }
+    return false;
+  }
+
   /** Whether WordNet knows the word at all (as any part of speech). */
   knows(word: string): boolean {
     return this.wn.senses(word.replace(/ /g, '_')).length > 0;

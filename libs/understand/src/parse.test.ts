@@ -390,8 +390,13 @@ describe('parseQuestion on food energy (a synthetic site of recipes)', () => {
   });
 
   it('reads a number before a noun that is no unit as a count, never as a measure', () => {
-    // WordNet relates "people" to the masses, and mass to grams: still no fat content of 6 g
-    expect(ask('recipes for 6 people').constraints.filter((c) => c.kind === 'range')).toEqual([]);
+    // WordNet relates "people" to the masses, and mass to grams: still no fat content of 6 g,
+    // but the site's one count written with a word of its own ("6 servings")
+    const six = ask('recipes for 6 people');
+    expect(range(six, 'nutrition.fatContent')).toBeUndefined();
+    expect(range(six, 'recipeYield')).toMatchObject({ min: 6, max: 6 });
+    expect(range(ask('a dinner for at least 8 guests'), 'recipeYield')).toMatchObject({ min: 8 });
+    expect(range(ask('recipes for 2 kids'), 'recipeYield')).toMatchObject({ min: 2, max: 2 });
   });
 
   it('reads "N calories" as an amount of energy, in calories or kilojoules', () => {

@@ -815,6 +815,30 @@ const YEAR_PREPOSITIONS = new Map<string, Comparator>([
   ['since', 'gte'],
 ]);
 
+/** Whether a noun names people ("people", "guests", "adults", "kids"). */
+const namesPeople = (c: Ctx, word: string): boolean =>
+  c.model.lexicon.isKindOf(word, 'person') || c.model.lexicon.isKindOf(word, 'people');
+
+/**
+ * A number of people after a number ("recipes for 6 people", "rooms for 4 guests"): the site's
+ * count written with a word that names people ("4 persons"), else its one count written with a
+ * word of its own ("6 servings": a recipe for 6 people serves 6).
+ */
+function peopleCountAt(c: Ctx, i: number): Resolved | undefined {
+  const t = c.tokens[i];
+  if (!t || !namesPeople(c, t.word)) return undefined;
+  const counts = c.model.properties.filter(
+    (p) => p.kind === 'number' && p.dimension === 'count' && !!p.unit && /^[a-z]+$/.test(p.unit),
+  );
+  const ofPeople = counts.filter((p) => namesPeople(c, p.unit!));
+  const prop = (ofPeople.length ? ofPeople : counts.length === 1 ? counts : []).sort(
+    (a, b) => b.count - a.count,
+  )[0];
+  return prop
+    ? { target: { path: prop.path }, prop, label: prop.label, score: 0.6, from: i, to: i + 1 }
+    : undefined;
+}
+
 /** Dimensions whose numbers are no measure in a unit: counts, ratings and price levels. */
 const UNMEASURED: ReadonlySet<string> = new Set(['count', 'rating', 'price level']);
 
@@ -1262,7 +1286,13 @@ function readQuantities(c: Ctx): void {
         after1 && !measured && (after1.score >= 0.55 || (!after1.prop && after1.score >= 0.5))
           ? after1
           : undefined;
-      if (nounAfter && free(c, to)) {
+      // "for 6 people": the count of the site's items that is of people, or served to them
+      const served = !nounAfter && free(c, to) ? peopleCountAt(c, to) : undefined;
+      if (served) {
+        resolved = served;
+        to = Math.max(to, served.to);
+        op ??= 'eq';
+      } else if (nounAfter && free(c, to)) {
         resolved = nounAfter;
         to = Math.max(to, nounAfter.to);
         // "4 goals or more": the comparator after the noun
