@@ -782,6 +782,24 @@ describe('parseQuestion on a year kept as a number (a synthetic site of wines)',
     });
   });
 
+  it('takes a year outside the site’s dates for a number that is a year', () => {
+    // reviews dated 2023-2025: 1990 is no date of theirs, and no alcohol content of 1,990%
+    const reviewed = syntheticSite('cellar', 'Product', 90, (i) => ({
+      datePublished: `${2023 + (i % 3)}-0${1 + (i % 9)}-15`,
+      additionalProperty: [
+        { '@type': 'PropertyValue', name: 'vintage', value: 1980 + ((i * 7) % 40) },
+        { '@type': 'PropertyValue', name: 'alcohol', value: 11 + ((i * 3) % 45) / 10, unitText: '%' },
+      ],
+    }));
+    expect(range(reviewed.ask('wines older than 1990'), 'additionalProperty.vintage')).toMatchObject({
+      max: 1990,
+      text: 'vintage before 1990',
+    });
+    expect(range(reviewed.ask('wines before 1990'), 'additionalProperty.vintage')).toMatchObject({
+      max: 1990,
+    });
+  });
+
   it('compares on what "more" and "less" are of ("which has more alcohol")', () => {
     const q = 'which has more alcohol, Wine 1 or Wine 2';
     const u = parseQuestion(q, { model, names: catalog.names.find(q, new Set(['wines'])) });
