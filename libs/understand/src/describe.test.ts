@@ -29,6 +29,17 @@ describe('describeItem', () => {
     ).toBe('Soup: cook time 13 minutes, prep time 27 minutes, price €18.9, vintage 2013.');
   });
 
+  it('says a property of yes and no in words, and whole hours as hours', () => {
+    expect(
+      describeSchema('Python 1', {
+        timeRequired: 'PT4H',
+        isAccessibleForFree: false,
+        acceptsReservations: true,
+      }),
+    ).toBe('Python 1: 4 hours, is accessible for free: no, accepts reservations.');
+    expect(describeSchema('Alien', { duration: 'PT1H57M' })).toBe('Alien: 117 minutes.');
+  });
+
   it('shows areas, amounts of data and price levels the way the site wrote them', () => {
     const home = describeSchema('12 Oak Lane', {
       floorSize: { '@type': 'QuantitativeValue', value: 2217, unitCode: 'FTK' },

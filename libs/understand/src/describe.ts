@@ -86,6 +86,9 @@ export function factPhrase(path: string, facts: readonly Fact[], label?: string)
     value = all.slice(0, 3).join(', ');
   }
   if (!value) return undefined;
+  // a property of yes and no: "accepts reservations", "is accessible for free: no"
+  if (f.kind === 'string' && (value === 'yes' || value === 'no') && !PHRASES.get(key))
+    return value === 'yes' ? words : `${words}: no`;
   const phrase = PHRASES.get(key);
   if (phrase) return phrase(value);
   if (f.kind === 'number' && f.num !== undefined && !f.unit) {

@@ -65,6 +65,8 @@ export function showQuantity(
     return sign ? `${minus}${sign}${formatNumber(Math.abs(value))}` : `${formatNumber(value)} ${symbol}`;
   }
   if (unit.dimension === 'percent') return `${formatNumber(value)}%`;
+  // whole hours past two read as hours: "4 hours" for PT4H, not "240 minutes" ("102 minutes" stays)
+  if (symbol === 'min' && value >= 120 && value % 60 === 0) return `${formatNumber(value / 60)} hours`;
   const long = LONG_NAMES[symbol];
   if (long) return `${formatNumber(value)} ${value === 1 ? long[0] : long[1]}`;
   return `${formatNumber(value)} ${symbol}`;
