@@ -816,3 +816,25 @@ describe('parseQuestion on a year kept as a number (a synthetic site of wines)',
     expect(u.orders).toEqual([]);
   });
 });
+
+describe('parseQuestion on letters that are values (a synthetic shop of clothes)', () => {
+  const { ask } = syntheticSite(
+    'wear',
+    'Product',
+    80,
+    (i) => ({
+      category: ['Jacket', 'Hoodie'][i % 2],
+      color: ['black', 'white'][i % 2 === 0 ? (i >> 1) % 2 : 0],
+      size: ['S', 'M', 'L', 'XL'][i % 4],
+    }),
+    (i) => `Garment ${i}`,
+  );
+
+  it('reads a size written as a Roman numeral or a stopword as the size, not as a number', () => {
+    expect(value(ask('jackets in size XL'), 'size')?.values).toEqual(['xl']);
+    expect(value(ask('XL jackets'), 'size')?.values).toEqual(['xl']);
+    expect(value(ask('black jackets in size M'), 'size')?.values).toEqual(['m']);
+    expect(value(ask('size S hoodies'), 'size')?.values).toEqual(['s']);
+    expect(ask('jackets in size XL').constraints.filter((c) => c.kind === 'range')).toEqual([]);
+  });
+});

@@ -1786,7 +1786,12 @@ function readValues(c: Ctx, withNumbersOnly = false): void {
     for (let n = Math.min(6, c.tokens.length - i); n >= 1 && !matched; n--) {
       if (c.used.slice(i, i + n).some((u) => u !== undefined)) continue;
       const slice = c.tokens.slice(i, i + n);
-      if (slice.every((t) => STOPWORDS.has(t.word))) continue;
+      // a stopword is no value, unless written as one after its property's name ("size M", "size S")
+      const named =
+        n === 1 &&
+        /^\p{Lu}+$/u.test(slice[0]!.raw) &&
+        !!model.values.get(slice[0]!.word)?.some((r) => r.prop.label === c.tokens[i - 1]?.word);
+      if (!named && slice.every((t) => STOPWORDS.has(t.word))) continue;
       if (
         withNumbersOnly &&
         !(n >= 2 && slice.some((t) => /\d/.test(t.word)) && slice.some((t) => /\p{L}/u.test(t.word)))

@@ -95,6 +95,8 @@ export function tagQuestion(text: string): TaggedQuestion {
     while (covered.length > 1 && !isNumberWord(covered.at(-1)!)) covered.pop();
     if (covered.length === 0) continue;
     const written = text.slice(n.offset.start, n.offset.start + n.offset.length);
+    // a Roman numeral is a name's part ("Rocky IV") or a value ("size XL", "M"), no quantity asked
+    if (/^[ivxlcdm]+$/i.test(written.trim())) continue;
     numbers.push({
       from: covered[0]!.i,
       to: covered.at(-1)!.i + 1,
