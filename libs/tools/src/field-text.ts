@@ -1,4 +1,4 @@
-import { keyLabel, schemaMemberName, unitOf } from '@askbus/understand';
+import { keyLabel, schemaMemberName, shownLabel, unitOf } from '@askbus/understand';
 
 /** An amount of money as people write it: "$849", "€12.50"; an unknown currency after the number. */
 export function moneyText(amount: number, currency: string | undefined): string {
@@ -74,8 +74,7 @@ export function fieldText(v: unknown): string {
 
 /** A schema.org key in words: "releaseDate" → "release date"; a review summary is the "rating". */
 export function fieldLabel(key: string): string {
-  const { label } = keyLabel(key);
-  return /^aggregate rating$/.test(label) ? 'rating' : label || key;
+  return shownLabel(keyLabel(key).label || key);
 }
 
 /** One property of an item for people: its name in words and its value as text. */

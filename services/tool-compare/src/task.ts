@@ -1,7 +1,14 @@
 import { z } from 'zod';
 import { defineTask, type ItemShown } from '@askbus/llm';
 import { summarizeItem } from '@askbus/tools';
-import { extractFacts, factPhrase, factsByPath, showQuantity, type Fact } from '@askbus/understand';
+import {
+  extractFacts,
+  factPhrase,
+  factsByPath,
+  showQuantity,
+  shownLabel,
+  type Fact,
+} from '@askbus/understand';
 
 /** The compare tool's model task: two items side by side for a question, and a verdict. */
 export type CompareTask = {
@@ -72,10 +79,7 @@ export function compareItems(
     }
     // the reviewers' rating reads as "rating" ("aggregate rating"); others keep their names
     // ("star rating": a hotel's class, beside its guests' rating)
-    const label =
-      a.dimension === 'rating' && (!a.label || /^(aggregate |review )?rating$/.test(a.label))
-        ? 'rating'
-        : a.label || path;
+    const label = a.dimension === 'rating' && !a.label ? 'rating' : shownLabel(a.label || path);
     const show = (f: Fact): string =>
       f.kind === 'date'
         ? String(Math.floor(f.num!))
