@@ -87,20 +87,30 @@ export class Lexicon {
   isKindOf(word: string, of: string, depth = 6): boolean {
     const target = this.senses(of, 'n')[0];
     if (!target) return false;
-    for (const base of this.baseForms(word)) {
-      let level = this.senses(base, 'n').slice(0, 1);
-      for (let d = 0; d <= depth && level.length; d++) {
-        if (level.includes(target)) return true;
-        level = level.flatMap(
-          (id) =>
-            this.wn
-              .synset(id)
-              ?.pointers.filter((p) => p.symbol === '@')
-              .map((p) => p.id) ?? [],
-        );
+    const targets = new Map([[target, true]]);
+    return this.baseForms(word).some((base) => {
+      const sense = this.senses(base, 'n')[0];
+      return sense !== undefined && this.kindIn(sense, targets, depth) === true;
+    });
+  }
+
+  /** What `targets` holds for a synset, or for the nearest of its hypernyms up to `depth` steps up. */
+  kindIn<T>(sense: string, targets: ReadonlyMap<string, T>, depth: number): T | undefined {
+    let level = [sense];
+    for (let d = 0; d <= depth && level.length; d++) {
+      for (const id of level) {
+        const hit = targets.get(id);
+        if (hit !== undefined) return hit;
       }
+      level = level.flatMap(
+        (id) =>
+          this.wn
+            .synset(id)
+            ?.pointers.filter((p) => p.symbol === '@')
+            .map((p) => p.id) ?? [],
+      );
     }
-    return false;
+    return undefined;
   }
 
   /** Whether WordNet knows the word at all (as any part of speech). */

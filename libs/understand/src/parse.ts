@@ -301,15 +301,8 @@ function readAttributes(c: Ctx, kind: 'details' | 'compare'): void {
       const next = c.tokens[i + 1];
       const r = next && free(c, i + 1) ? resolveNumeric(c, i + 1) : undefined;
       if (r?.prop && r.score >= 0.55) {
-        const direction = (t.word === 'more') !== !!r.inverse ? 'desc' : 'asc';
         c.asked.add(r.prop.path);
-        c.orders.push({
-          target: { path: r.prop.path },
-          direction,
-          strength: 'sort',
-          phrase: `${t.raw} ${next!.raw}`,
-          text: orderText(shownLabel(r.prop.label), r.prop.kind === 'date', direction, 'sort'),
-        });
+        sortOn(c, r.prop, (t.word === 'more') !== !!r.inverse ? 'desc' : 'asc', `${t.raw} ${next!.raw}`);
         mark(c, i, i + 2, 'attr');
         i++;
       }
@@ -340,15 +333,8 @@ function readAttributes(c: Ctx, kind: 'details' | 'compare'): void {
     const comparative = kind === 'compare' && (degree?.degree === 'comparative' || t.tags.has('Comparative'));
     // "which is heavier": the side with more of it wins; "cheaper", "lighter": the side with less
     const wins = (prop: PropertyModel, inverse = false): void => {
-      if (!comparative) return;
-      const more = c.model.lexicon.polarity(base) > 0 !== inverse;
-      c.orders.push({
-        target: { path: prop.path },
-        direction: more ? 'desc' : 'asc',
-        strength: 'sort',
-        phrase: t.raw,
-        text: orderText(prop.label, prop.kind === 'date', more ? 'desc' : 'asc', 'sort'),
-      });
+      if (comparative)
+        sortOn(c, prop, c.model.lexicon.polarity(base) > 0 !== inverse ? 'desc' : 'asc', t.raw);
     };
     if (hit && hit.score >= 0.55) {
       c.asked.add(hit.prop.path);
@@ -371,6 +357,17 @@ function readAttributes(c: Ctx, kind: 'details' | 'compare'): void {
   }
   const lower = c.text.toLowerCase();
   if (/\bwhen\b|\bwhat year\b/.test(lower) && c.model.primaryDate) c.asked.add(c.model.primaryDate.path);
+}
+
+/** The side a comparison's word prefers on a property, as a sort ("heavier", "more RAM"). */
+function sortOn(c: Ctx, prop: PropertyModel, direction: 'asc' | 'desc', phrase: string): void {
+  c.orders.push({
+    target: { path: prop.path },
+    direction,
+    strength: 'sort',
+    phrase,
+    text: orderText(shownLabel(prop.label), prop.kind === 'date', direction, 'sort'),
+  });
 }
 
 // ---------------------------------------------------------------- time

@@ -46,7 +46,7 @@ export class SchemaTypeWords {
   /** A type's usual noun sense → the type. */
   private readonly bySense = new Map<string, string>();
 
-  constructor(private readonly wordnet: WordNetLike) {
+  constructor(wordnet: WordNetLike) {
     this.lexicon = new Lexicon(wordnet);
     for (const type of Object.keys(SCHEMA_PARENTS)) {
       const chain = ancestry(type);
@@ -65,29 +65,11 @@ export class SchemaTypeWords {
       if (i > 0 && BEFORE_VERB.has(words[i - 1]!)) continue;
       for (const base of this.lexicon.baseForms(word)) {
         const sense = this.lexicon.senses(base, 'n')[0];
-        const type = sense ? this.typeOf(sense) : undefined;
+        const type = sense ? this.lexicon.kindIn(sense, this.bySense, KIND_STEPS) : undefined;
         if (type && !out.some((n) => n.type === type)) out.push({ type, word });
       }
     }
     return out;
-  }
-
-  private typeOf(sense: string): string | undefined {
-    let level = [sense];
-    for (let step = 0; step <= KIND_STEPS && level.length; step++) {
-      for (const id of level) {
-        const type = this.bySense.get(id);
-        if (type) return type;
-      }
-      level = level.flatMap(
-        (id) =>
-          this.wordnet
-            .synset(id)
-            ?.pointers.filter((p) => p.symbol === '@')
-            .map((p) => p.id) ?? [],
-      );
-    }
-    return undefined;
   }
 }
 
